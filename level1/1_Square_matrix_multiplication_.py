@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Square matrix multiplication C = A @ B."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b)
+
+
+N = 4096
+
+
+def get_inputs():
+    a = torch.rand(N, N)
+    b = torch.rand(N, N)
+    return [a, b]
+
+
+def get_init_inputs():
+    return []

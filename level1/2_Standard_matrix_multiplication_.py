@@ -1,0 +1,27 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Matrix multiplication C = A @ B with A (M, K), B (K, N)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b)
+
+
+M = 2048
+K = 8192
+N = 4096
+
+
+def get_inputs():
+    a = torch.rand(M, K)
+    b = torch.rand(K, N)
+    return [a, b]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,32 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """2D convolution with a square kernel on a square input."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
+                 padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = False):
+        super().__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, (kernel_size, kernel_size), stride=stride,
+                                padding=padding, dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2d(x)
+
+
+batch_size = 16
+in_channels = 16
+out_channels = 128
+kernel_size = 3
+width = 1024
+height = 1024
+
+
+def get_inputs():
+    x = torch.rand(batch_size, in_channels, height, width)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]

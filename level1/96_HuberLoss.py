@@ -1,0 +1,29 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Smooth L1 (Huber) loss with beta = 1, mean reduction."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return F.smooth_l1_loss(predictions, targets)
+
+
+batch_size = 32768
+input_shape = (32768,)
+dim = 1
+
+
+def get_inputs():
+    scale = torch.rand(())
+    predictions = torch.rand(batch_size, input_shape[0]) * scale
+    targets = torch.rand(batch_size, input_shape[0])
+    return [predictions, targets]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,34 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Linear, LogSumExp over features, LeakyReLU twice, GELU twice."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.linear(x)
+        x = torch.logsumexp(x, dim=1, keepdim=True)
+        x = F.leaky_relu(x, negative_slope=0.01)
+        x = F.leaky_relu(x, negative_slope=0.01)
+        x = F.gelu(x)
+        x = F.gelu(x)
+        return x
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+
+
+def get_inputs():
+    x = torch.rand(batch_size, in_features)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

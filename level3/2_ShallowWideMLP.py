@@ -1,0 +1,35 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Shallow, wide MLP: Linear + ReLU for each hidden size, then a final Linear."""
+
+    def __init__(self, input_size, layer_sizes, output_size):
+        super().__init__()
+        layers = []
+        current = input_size
+        for size in layer_sizes:
+            layers.append(nn.Linear(current, size))
+            layers.append(nn.ReLU())
+            current = size
+        layers.append(nn.Linear(current, output_size))
+        self.network = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.network(x)
+
+
+batch_size = 128
+input_size = 16384
+hidden_layer_sizes = [32768, 32768]
+output_size = 16384
+
+
+def get_inputs():
+    x = torch.rand(batch_size, input_size)
+    return [x]
+
+
+def get_init_inputs():
+    return [input_size, hidden_layer_sizes, output_size]

@@ -1,0 +1,122 @@
+#include "check/correctness.h"
+
+#include "launch/launch_op.h"
+
+#ifdef KBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kbench::check {
+namespace {
+
+void synchronize_device() {
+#ifdef KBENCH_WITH_CUDA
+  const cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string(launch::kRuntimeErrorTag) + "CUDA error after the candidate's forward: " +
+                             cudaGetErrorString(err));
+#endif
+}
+
+bool is_sticky_cuda_error(const std::string& what) {
+  for (const char* marker : {"illegal memory access", "illegal address", "unspecified launch failure",
+                             "illegal instruction", "misaligned address", "device-side assert", "hardware stack error",
+                             "an illegal", "unrecoverable"})
+    if (what.find(marker) != std::string::npos) return true;
+  return false;
+}
+
+std::vector<std::pair<int64_t, int64_t>> fingerprints(const std::vector<c10::IValue>& inputs) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& v : inputs) out.push_back(v.isTensor() ? fingerprint(v.toTensor()) : std::make_pair<int64_t, int64_t>(0, 0));
+  return out;
+}
+
+}  // namespace
+
+Verdict classify_exception(const std::string& what) {
+  if (what.find(launch::kLaunchErrorTag) != std::string::npos) return Verdict::launch_error;
+  if (what.find(launch::kRuntimeErrorTag) != std::string::npos) return Verdict::runtime_error;
+  if (what.find("CUDA error") != std::string::npos || what.find("CUDA out of memory") != std::string::npos ||
+      is_sticky_cuda_error(what))
+    return Verdict::runtime_error;
+  return Verdict::host_error;
+}
+
+std::string first_line_of_interest(const std::string& what) {
+  for (const char* tag : {launch::kLaunchErrorTag, launch::kRuntimeErrorTag}) {
+    const auto at = what.find(tag);
+    if (at != std::string::npos) {
+      const auto start = at + std::string(tag).size();
+      return what.substr(start, what.find('\n', start) - start);
+    }
+  }
+  // TorchScript puts the interesting line last ("RuntimeError: ..."); fall back to the first one.
+  const auto marker = what.rfind("Error: ");
+  if (marker != std::string::npos) {
+    const auto line_start = what.rfind('\n', marker);
+    const auto from = line_start == std::string::npos ? 0 : line_start + 1;
+    return what.substr(from, what.find('\n', marker) - from);
+  }
+  return what.substr(0, what.find('\n'));
+}
+
+CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
+                                    const c10::Dict<std::string, at::Tensor>& candidate_params,
+                                    const CheckOptions& options) {
+  torch::NoGradGuard no_grad;
+  CorrectnessResult result;
+  for (int trial = 0; trial < options.trials; ++trial) {
+    TrialResult t;
+    t.trial = trial;
+    t.seed = options.base_seed + static_cast<uint64_t>(trial);
+    const auto inputs = reference.make_inputs(t.seed);
+    const auto before = fingerprints(inputs);
+
+    c10::IValue candidate_out;
+    launch::reset_launch_count();
+    try {
+      torch::manual_seed(t.seed);
+      candidate_out = host.forward(inputs, candidate_params);
+      synchronize_device();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      t.verdict = classify_exception(what);
+      t.message = first_line_of_interest(what);
+      result.details = what;
+      result.context_poisoned = is_sticky_cuda_error(what);
+    }
+    t.launches = launch::launch_count();
+    if (t.verdict == Verdict::correct && t.launches == 0) {
+      t.verdict = Verdict::no_custom_kernel;
+      t.message = "forward returned without launching a kernel of the submission";
+    }
+    if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
+      t.verdict = Verdict::input_mutated;
+      t.message = "the candidate modified its inputs";
+    }
+    if (t.verdict == Verdict::correct) {
+      const auto reference_out = reference.forward(inputs, t.seed);
+      const auto cmp = compare_outputs(reference_out, candidate_out, options.tolerance);
+      t.verdict = cmp.verdict;
+      t.message = cmp.message;
+      t.max_abs_error = cmp.max_abs_error;
+      t.max_rel_error = cmp.max_rel_error;
+    }
+    result.trials.push_back(t);
+    if (t.verdict != Verdict::correct) {
+      result.verdict = t.verdict;
+      result.message = "trial " + std::to_string(trial) + " (seed " + std::to_string(t.seed) + "): " + t.message;
+      return result;  // one failing trial decides; later trials would only repeat it
+    }
+  }
+  result.message = "matched the reference on " + std::to_string(options.trials) + " trials";
+  return result;
+}
+
+nlohmann::json to_json(const TrialResult& t) {
+  return {{"trial", t.trial}, {"seed", t.seed}, {"verdict", to_string(t.verdict)}, {"message", t.message},
+          {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error}, {"launches", t.launches}};
+}
+
+}  // namespace kbench::check

@@ -1,0 +1,52 @@
+#include "check/verdict.h"
+
+#include <array>
+#include <utility>
+
+namespace kbench::check {
+namespace {
+
+struct Entry {
+  Verdict verdict;
+  const char* name;
+  const char* meaning;
+};
+
+constexpr std::array<Entry, 14> kVerdicts = {{
+    {Verdict::correct, "correct", "matched the reference on every trial"},
+    {Verdict::compile_error, "compile_error", "NVRTC rejected the device code; the record holds the full log"},
+    {Verdict::host_error, "host_error", "the kbench:host block is missing or malformed, or the host program failed"},
+    {Verdict::launch_error, "launch_error", "kbench.launch was called with a wrong kernel, grid, block or argument list"},
+    {Verdict::runtime_error, "runtime_error", "a kernel failed on the GPU (illegal address, trap, out of memory)"},
+    {Verdict::timeout, "timeout", "the candidate exceeded its time budget and was killed"},
+    {Verdict::crash, "crash", "the worker process died (signal or exit) while running the candidate"},
+    {Verdict::shape_mismatch, "shape_mismatch", "an output has a different shape or structure than the reference"},
+    {Verdict::dtype_mismatch, "dtype_mismatch", "an output has a different dtype than the reference"},
+    {Verdict::value_mismatch, "value_mismatch", "values differ beyond tolerance, or NaN/Inf where the reference has none"},
+    {Verdict::input_mutated, "input_mutated", "the candidate wrote into its inputs"},
+    {Verdict::no_custom_kernel, "no_custom_kernel", "forward launched no kernel of the submission"},
+    {Verdict::inconsistent, "inconsistent", "outputs of timed runs differ from the checked runs (caching, stream tricks)"},
+    {Verdict::not_checked, "not_checked", "compiled, but correctness was not checked (no GPU, or --compile-only)"},
+}};
+
+}  // namespace
+
+std::string to_string(Verdict v) {
+  for (const auto& e : kVerdicts)
+    if (e.verdict == v) return e.name;
+  return "unknown";
+}
+
+std::optional<Verdict> verdict_from_string(const std::string& s) {
+  for (const auto& e : kVerdicts)
+    if (s == e.name) return e.verdict;
+  return std::nullopt;
+}
+
+std::string describe(Verdict v) {
+  for (const auto& e : kVerdicts)
+    if (e.verdict == v) return e.meaning;
+  return "";
+}
+
+}  // namespace kbench::check

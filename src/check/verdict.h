@@ -1,0 +1,30 @@
+// The verdicts of ../DESIGN.md: what happened to a submission, in one word and one line.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kbench::check {
+
+enum class Verdict {
+  correct,
+  compile_error,
+  host_error,
+  launch_error,
+  runtime_error,
+  timeout,
+  crash,
+  shape_mismatch,
+  dtype_mismatch,
+  value_mismatch,
+  input_mutated,
+  no_custom_kernel,
+  inconsistent,
+  not_checked,  // compiled, but nothing ran it (no GPU, or --compile-only): never counts as correct
+};
+
+std::string to_string(Verdict v);
+std::optional<Verdict> verdict_from_string(const std::string& s);
+std::string describe(Verdict v);  // what the verdict means, for README and --help
+
+}  // namespace kbench::check

@@ -1,0 +1,247 @@
+#include "cli/commands.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "check/verdict.h"
+#include "compile/nvrtc_compiler.h"
+#include "launch/cuda_driver.h"
+#include "problems/catalog.h"
+#include "problems/reference.h"
+#include "report/environment.h"
+#include "report/printers.h"
+#include "sandbox/evaluation.h"
+#include "sandbox/worker.h"
+
+namespace kbench::cli {
+namespace {
+
+void apply_logging(const GlobalOptions& g) {
+  spdlog::set_level(g.verbosity > 0 ? spdlog::level::debug : g.verbosity < 0 ? spdlog::level::err : spdlog::level::info);
+}
+
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the kbench executable (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string mib(int64_t bytes) {
+  std::ostringstream s;
+  s.precision(bytes >= (int64_t{10} << 30) ? 0 : 1);
+  s << std::fixed << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return s.str();
+}
+
+nlohmann::json problem_json(const problems::Problem& p) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const auto& in : p.inputs)
+    inputs.push_back(in.is_scalar ? nlohmann::json{{"scalar", true}, {"dtype", in.dtype}}
+                                  : nlohmann::json{{"shape", in.shape}, {"dtype", in.dtype}});
+  nlohmann::json j = {{"level", p.level}, {"id", p.id}, {"name", p.name}, {"file", p.file}, {"sha256", p.sha256},
+                      {"inputs", inputs}, {"input_bytes", p.input_bytes}, {"params", p.parameter_count},
+                      {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic}};
+  if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
+  return j;
+}
+
+// ---- list ---------------------------------------------------------------------------------------
+void add_list(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("list", "List the reference problems (problems/manifest.json)");
+  auto level = std::make_shared<int>(0);
+  cmd->add_option("--level", *level, "Only this level (1, 2 or 3)")->check(CLI::Range(1, 3));
+  cmd->callback([&g, &exit_code, level] {
+    apply_logging(g);
+    const auto catalog = problems::Catalog::load(problems::project_root(g.root));
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : catalog.all()) {
+      if (*level && p.level != *level) continue;
+      if (g.json) {
+        rows.push_back(problem_json(p));
+        continue;
+      }
+      std::printf("L%d %3d  %-58s %12s  %11lld params%s%s\n", p.level, p.id, p.name.c_str(), mib(p.input_bytes).c_str(),
+                  static_cast<long long>(p.parameter_count), p.stochastic ? "  stochastic" : "",
+                  p.min_torch.empty() ? "" : ("  needs torch>=" + p.min_torch).c_str());
+    }
+    if (g.json) std::cout << rows.dump(2) << "\n";
+    exit_code = 0;
+  });
+}
+
+// ---- show ---------------------------------------------------------------------------------------
+void add_show(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("show", "Show one problem: its facts and its reference source");
+  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0);
+  cmd->add_option("--level", *level, "Level (1, 2 or 3)")->required()->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", *id, "Problem id within the level")->required();
+  cmd->callback([&g, &exit_code, level, id] {
+    apply_logging(g);
+    const auto catalog = problems::Catalog::load(problems::project_root(g.root));
+    const auto& p = catalog.get(*level, *id);
+    std::ifstream in(catalog.source_path(p));
+    std::stringstream source;
+    source << in.rdbuf();
+    if (g.json) {
+      auto j = problem_json(p);
+      j["source"] = source.str();
+      j["input_generator"] = p.input_generator;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << "# " << p.key() << "  (" << p.file << ")\n# inputs:";
+      for (const auto& in_spec : p.inputs) {
+        std::cout << " " << in_spec.dtype;
+        if (!in_spec.is_scalar) std::cout << nlohmann::json(in_spec.shape).dump();
+      }
+      std::cout << "  (" << mib(p.input_bytes) << ")  params: " << p.parameter_count
+                << "  tolerance: atol=" << p.atol << " rtol=" << p.rtol << (p.stochastic ? "  stochastic" : "") << "\n\n"
+                << source.str();
+    }
+    exit_code = 0;
+  });
+}
+
+// ---- doctor -------------------------------------------------------------------------------------
+void add_doctor(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("doctor", "Check the environment: GPU, driver, NVRTC, libtorch, problems, cache");
+  cmd->callback([&g, &exit_code] {
+    apply_logging(g);
+    nlohmann::json checks = nlohmann::json::array();
+    bool all_ok = true;
+    auto add = [&](const std::string& what, bool ok, const std::string& detail, const std::string& fix) {
+      checks.push_back({{"check", what}, {"ok", ok}, {"detail", detail}, {"fix", ok ? "" : fix}});
+      all_ok = all_ok && ok;
+    };
+    const auto gpu = launch::query_device(0);
+    add("gpu", gpu.present, gpu.present ? gpu.name + " (" + gpu.arch() + "), " + mib(gpu.memory_bytes) : gpu.why_absent,
+        launch::built_with_cuda() ? "check nvidia-smi and the driver installation"
+                                  : "correctness and timing need a GPU machine and the GPU build (cmake --preset gpu)");
+    add("libtorch", true, problems::libtorch_version() + (launch::built_with_cuda() ? " with CUDA" : " (CPU only)"), "");
+    {
+      const auto probe = compile::nvrtc_compile("extern \"C\" __global__ void probe(float* x) { x[0] = 1.0f; }",
+                                                "probe.cu", {gpu.present ? gpu.arch() : "sm_90a", {}});
+      add("nvrtc", probe.ok && probe.kernels.size() == 1,
+          "NVRTC " + compile::nvrtc_version() + (probe.ok ? ", compiled a probe kernel in " + std::to_string(int(probe.compile_ms)) + " ms" : ": " + probe.log),
+          "install the CUDA toolkit (NVRTC) and make libnvrtc.so findable");
+    }
+    try {
+      const auto catalog = problems::Catalog::load(problems::project_root(g.root));
+      size_t archives = 0, usable = 0;
+      for (const auto& p : catalog.all()) {
+        if (!p.min_torch.empty() && problems::version_less(problems::libtorch_version(), p.min_torch)) continue;
+        ++usable;
+        if (std::filesystem::exists(problems::archive_path(p, problems::libtorch_version()))) ++archives;
+      }
+      add("problems", !catalog.all().empty(), std::to_string(catalog.all().size()) + " problems in the manifest",
+          "run from a kbench checkout or pass --root");
+      add("archives", archives == usable,
+          std::to_string(archives) + " of " + std::to_string(usable) + " TorchScript archives for libtorch " +
+              problems::libtorch_version() + " in " + problems::cache_dir().string(),
+          "scripts/export_problems.py (same PyTorch as kbench's libtorch)");
+    } catch (const std::exception& e) {
+      add("problems", false, e.what(), "run from a kbench checkout or pass --root");
+    }
+    {
+      std::error_code ec;
+      const auto dir = problems::cache_dir();
+      std::filesystem::create_directories(dir, ec);
+      const bool writable = !ec && ::access(dir.c_str(), W_OK) == 0;
+      add("cache", writable, dir.string(), "set KBENCH_CACHE to a writable directory");
+    }
+    if (g.json) {
+      std::cout << nlohmann::json{{"ok", all_ok}, {"checks", checks}}.dump(2) << "\n";
+    } else {
+      for (const auto& c : checks) {
+        std::printf("%-4s %-9s %s\n", c["ok"].get<bool>() ? "ok" : "FAIL", c["check"].get<std::string>().c_str(),
+                    c["detail"].get<std::string>().c_str());
+        if (!c["ok"].get<bool>()) std::printf("               fix: %s\n", c["fix"].get<std::string>().c_str());
+      }
+    }
+    exit_code = all_ok ? 0 : 1;
+  });
+}
+
+// ---- eval ---------------------------------------------------------------------------------------
+void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("eval", "Compile a submission, check it against the reference five times, time it");
+  auto req = std::make_shared<sandbox::EvalRequest>();
+  auto budgets = std::make_shared<sandbox::Budgets>();
+  auto out_file = std::make_shared<std::string>();
+  auto in_process = std::make_shared<bool>(false);
+  auto no_timing = std::make_shared<bool>(false);
+  auto no_flush = std::make_shared<bool>(false);
+  req->check.tolerance = {-1, -1};  // "from the manifest" unless given
+  cmd->add_option("submission", req->submission, "The .cu file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--level", req->level, "Level (1, 2 or 3)")->required()->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", req->problem, "Problem id within the level")->required();
+  cmd->add_option("--arch", req->arch, "NVRTC architecture (default: the GPU's, sm_90a without a GPU)");
+  cmd->add_flag("--compile-only", req->compile_only, "Split, compile and check signatures and host program only");
+  cmd->add_option("--trials", req->check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed", req->check.base_seed, "Seed of the first trial");
+  cmd->add_option("--atol", req->check.tolerance.atol, "Absolute tolerance (default 1e-2 or the manifest's)");
+  cmd->add_option("--rtol", req->check.tolerance.rtol, "Relative tolerance (default 1e-2 or the manifest's)");
+  cmd->add_option("--timing-trials", req->timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", req->timing.warmup, "Warm-up runs before timing")->check(CLI::Range(0, 10000));
+  cmd->add_flag("--no-flush", *no_flush, "Do not flush the L2 before each timed trial");
+  cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
+  cmd->add_option("--device", req->device, "GPU ordinal");
+  cmd->add_option("--out", *out_file, "Also write the JSON record to this file");
+  cmd->add_option("--compile-budget", budgets->compile_s, "Seconds allowed for compiling");
+  cmd->add_option("--check-budget", budgets->correctness_s, "Seconds allowed for the correctness trials");
+  cmd->add_option("--timing-budget", budgets->timing_s, "Seconds allowed for timing");
+  cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
+  cmd->callback([&g, &exit_code, req, budgets, out_file, in_process, no_timing, no_flush] {
+    apply_logging(g);
+    req->root = g.root;
+    req->time = !*no_timing;
+    req->timing.flush_l2 = !*no_flush;
+    // Problem errors are the user's: say so before spending a worker on them.
+    problems::Catalog::load(problems::project_root(g.root)).get(req->level, req->problem);
+    const auto record = *in_process ? sandbox::evaluate(*req) : sandbox::evaluate_isolated(*req, *budgets, self_exe());
+    if (record.contains("error")) throw std::runtime_error(record["error"].get<std::string>());
+    if (!out_file->empty()) std::ofstream(*out_file) << record.dump(2) << "\n";
+    if (g.json) std::cout << record.dump(2) << "\n";
+    else std::cout << report::eval_summary(record);
+    const auto verdict = record.value("verdict", "");
+    if (verdict == "correct") exit_code = 0;
+    else if (verdict == "not_checked") exit_code = req->compile_only ? 0 : 2;
+    else exit_code = 1;
+  });
+}
+
+void add_worker(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("__worker", "");
+  cmd->group("");  // hidden: the sandbox starts it
+  cmd->callback([&exit_code] { exit_code = sandbox::run_worker(3); });
+}
+
+}  // namespace
+
+std::string version_text() {
+  const auto env = report::environment(0);
+  std::ostringstream s;
+  s << "kbench " << KBENCH_VERSION << "\nlibtorch " << env["libtorch"].get<std::string>()
+    << (launch::built_with_cuda() ? " (CUDA)" : " (CPU only)") << "\nNVRTC " << env["nvrtc"].get<std::string>() << "\n";
+  if (env["gpu"].is_null()) {
+    s << "GPU: no GPU (" << env["gpu_absent"].get<std::string>() << ")";
+  } else {
+    s << "CUDA runtime " << env["cuda_runtime"].get<std::string>() << ", driver " << env["driver"].get<std::string>()
+      << "\nGPU: " << env["gpu"].get<std::string>() << " (" << env["arch"].get<std::string>() << ")";
+  }
+  return s.str();
+}
+
+void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
+  add_list(app, global, exit_code);
+  add_show(app, global, exit_code);
+  add_doctor(app, global, exit_code);
+  add_eval(app, global, exit_code);
+  add_worker(app, exit_code);
+}
+
+}  // namespace kbench::cli

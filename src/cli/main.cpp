@@ -1,0 +1,36 @@
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kbench: KernelBench as a native tool. Checks CUDA kernels against PyTorch references and times them."};
+  app.require_subcommand(1);
+  kbench::cli::GlobalOptions global;
+  int exit_code = 0;
+  app.set_version_flag("--version", [] { return kbench::cli::version_text(); });
+  app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
+  app.add_option("--root", global.root, "kbench checkout holding problems/ and level*/ (default: $KBENCH_ROOT or the source tree)");
+  app.add_flag_function("-v,--verbose", [&](int64_t n) { global.verbosity += static_cast<int>(n); }, "More log output");
+  app.add_flag_function("-q,--quiet", [&](int64_t n) { global.verbosity -= static_cast<int>(n); }, "Only errors");
+  kbench::cli::add_commands(app, global, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "kbench: " << e.what() << " (see kbench --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    // Anything a command could not handle: one line, no stack trace.
+    std::string what = e.what();
+    std::cerr << "kbench: error: " << what.substr(0, what.find('\n')) << "\n";
+    return 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,80 @@
+#include "compile/host_program.h"
+
+#include <set>
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/frontend/resolver.h>
+#include <torch/csrc/jit/frontend/sugared_value.h>
+
+namespace kbench::compile {
+namespace {
+
+// torch::jit::compile cannot resolve torch.ops.<ns>; this resolver maps the bare name `kbench` to
+// the operator namespace so that `kbench.launch(...)` is a call of kbench::launch.
+struct KbenchResolver : torch::jit::Resolver {
+  std::shared_ptr<torch::jit::SugaredValue> resolveValue(const std::string& name, torch::jit::GraphFunction& fn,
+                                                         const torch::jit::SourceRange& loc) override {
+    if (name == "kbench") return std::make_shared<torch::jit::BuiltinModule>("kbench");
+    return torch::jit::nativeResolver()->resolveValue(name, fn, loc);
+  }
+};
+
+// Operators that reach outside the process's tensors (files, the reference's archives): a host
+// program that names one is rejected before it runs.
+const std::set<std::string> kForbiddenOps = {"aten::from_file", "aten::save", "aten::load"};
+
+void collect_ops(const torch::jit::Block* block, std::set<std::string>& ops) {
+  for (const auto* node : block->nodes()) {
+    const auto kind = node->kind();
+    if (kind.is_aten() || kind.is_prim()) ops.insert(kind.toQualString());
+    for (const auto* sub : node->blocks()) collect_ops(sub, ops);
+  }
+}
+
+}  // namespace
+
+HostProgram::HostProgram(const std::string& source, size_t input_count)
+    : unit_(std::make_shared<torch::jit::CompilationUnit>()) {
+  try {
+    unit_->define(c10::nullopt, source, std::make_shared<KbenchResolver>(), nullptr);
+  } catch (const std::exception& e) {
+    throw HostProgramError(std::string("host program does not compile as TorchScript:\n") + e.what());
+  }
+  forward_ = unit_->find_function("forward");
+  if (!forward_) throw HostProgramError("host program has no `def forward(...)`");
+  const size_t expected = input_count + 1;
+  const size_t got = forward_->getSchema().arguments().size();
+  if (got != expected)
+    throw HostProgramError("forward takes " + std::to_string(got) + " arguments; this problem needs " +
+                           std::to_string(input_count) + " input(s) then params: Dict[str, Tensor]");
+  setup_ = unit_->find_function("setup");
+
+  std::set<std::string> ops;
+  for (auto* fn : unit_->get_functions()) collect_ops(torch::jit::toGraphFunction(*fn).graph()->block(), ops);
+  for (const auto& op : ops) {
+    if (kForbiddenOps.count(op)) throw HostProgramError("host program calls " + op + ", which kbench does not allow");
+    if (op.rfind("aten::", 0) == 0) torch_ops_.push_back(op);
+  }
+}
+
+std::string HostProgram::forward_schema() const {
+  std::ostringstream s;
+  s << forward_->getSchema();
+  return s.str();
+}
+
+c10::Dict<std::string, at::Tensor> HostProgram::setup(const c10::Dict<std::string, at::Tensor>& params) const {
+  if (!setup_) return params;
+  auto out = (*setup_)({params});
+  if (!out.isGenericDict()) throw HostProgramError("setup(params) must return Dict[str, Tensor]");
+  return c10::impl::toTypedDict<std::string, at::Tensor>(out.toGenericDict());
+}
+
+c10::IValue HostProgram::forward(const std::vector<c10::IValue>& inputs,
+                                 const c10::Dict<std::string, at::Tensor>& params) const {
+  std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
+  stack.emplace_back(params);
+  return (*forward_)(std::move(stack));
+}
+
+}  // namespace kbench::compile

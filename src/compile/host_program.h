@@ -1,0 +1,42 @@
+// The submission's host side: a TorchScript program compiled in C++, where `kbench.launch` resolves
+// to the kbench::launch operator.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/script.h>
+
+namespace kbench::compile {
+
+struct HostProgramError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class HostProgram {
+ public:
+  // Throws HostProgramError (verdict host_error) when the program does not compile or lacks a
+  // forward taking `input_count` inputs plus the parameter dictionary.
+  HostProgram(const std::string& source, size_t input_count);
+
+  bool has_setup() const { return setup_ != nullptr; }
+  std::string forward_schema() const;
+
+  // The PyTorch operators the program calls (aten::...), reported in the record: a candidate may
+  // allocate and reshape with PyTorch, and its compute ops are listed for the reader to judge.
+  const std::vector<std::string>& torch_ops() const { return torch_ops_; }
+
+  // setup(params) -> Dict[str, Tensor], run once and untimed; without setup, params pass through.
+  c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const;
+  c10::IValue forward(const std::vector<c10::IValue>& inputs, const c10::Dict<std::string, at::Tensor>& params) const;
+
+ private:
+  std::shared_ptr<torch::jit::CompilationUnit> unit_;
+  torch::jit::Function* forward_ = nullptr;
+  torch::jit::Function* setup_ = nullptr;
+  std::vector<std::string> torch_ops_;
+};
+
+}  // namespace kbench::compile

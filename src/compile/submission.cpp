@@ -1,0 +1,66 @@
+#include "compile/submission.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <c10/util/hash.h>
+
+namespace kbench::compile {
+namespace {
+
+constexpr std::string_view kHostOpen = "/* kbench:host";
+constexpr std::string_view kClose = "*/";
+
+// Python is indentation-sensitive: drop the indentation that every non-blank line shares.
+std::string dedent(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string::npos) lines.pop_back();
+  size_t common = std::string::npos;
+  for (const auto& l : lines) {
+    const auto first = l.find_first_not_of(" \t");
+    if (first != std::string::npos) common = std::min(common, first);
+  }
+  std::string out;
+  for (const auto& l : lines) out += (l.size() >= common && common != std::string::npos ? l.substr(common) : "") + "\n";
+  return out;
+}
+
+}  // namespace
+
+Submission split_submission(const std::string& text, const std::string& path) {
+  Submission s;
+  s.path = path;
+  s.hash = content_hash(text);
+  const auto open = text.find(kHostOpen);
+  if (open == std::string::npos)
+    throw SubmissionError("no host program: the file needs one `/* kbench:host ... */` block with def forward(...)");
+  if (text.find(kHostOpen, open + kHostOpen.size()) != std::string::npos)
+    throw SubmissionError("more than one `/* kbench:host` block: a submission has exactly one host program");
+  const auto body = text.find('\n', open);
+  const auto close = text.find(kClose, open + kHostOpen.size());
+  if (close == std::string::npos || body == std::string::npos || body > close)
+    throw SubmissionError("unterminated `/* kbench:host` block: it must end with `*/` on a later line");
+  s.host_source = dedent(text.substr(body + 1, close - body - 1));
+  s.host_first_line = 2 + static_cast<int>(std::count(text.begin(), text.begin() + open, '\n'));
+  // Blank the host block but keep its newlines, so NVRTC's line numbers match the file.
+  s.device_source = text;
+  for (size_t i = open; i < close + kClose.size(); ++i)
+    if (s.device_source[i] != '\n') s.device_source[i] = ' ';
+  return s;
+}
+
+Submission read_submission(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read submission " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return split_submission(text.str(), path.string());
+}
+
+std::string content_hash(const std::string& bytes) { return c10::sha1(bytes).str(); }
+
+}  // namespace kbench::compile

@@ -1,0 +1,67 @@
+// The GPU as kbench sees it: device properties, and candidate modules loaded through the driver API.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compile/kernel_signature.h"
+
+namespace kbench::launch {
+
+// True only in the CUDA-enabled build (libtorch with CUDA, driver API linked).
+constexpr bool built_with_cuda() {
+#ifdef KBENCH_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+struct DeviceInfo {
+  bool present = false;
+  std::string why_absent;       // one line, when !present
+  int ordinal = 0;
+  std::string name;
+  int major = 0, minor = 0;
+  int multiprocessors = 0;
+  int64_t memory_bytes = 0;
+  int l2_bytes = 0;
+  int max_threads_per_block = 0;
+  int max_block[3] = {0, 0, 0};
+  int max_grid[3] = {0, 0, 0};
+  int max_shared_optin = 0;     // per block, with the opt-in attribute
+  int driver_version = 0;       // e.g. 13000
+  int runtime_version = 0;
+
+  std::string arch() const;     // "sm_90a" on Hopper (the a-variant unlocks wgmma/TMA), else "sm_XY"
+};
+
+int device_count();                   // 0 without a GPU, a driver, or a CUDA build
+DeviceInfo query_device(int ordinal);
+
+// A CUBIN loaded into the current context, with each kernel's function handle and signature.
+class LoadedModule {
+ public:
+  struct Kernel {
+    void* function = nullptr;  // CUfunction
+    compile::KernelSignature signature;
+    int max_threads_per_block = 0;
+    int static_shared_bytes = 0;
+  };
+
+  LoadedModule(const std::string& cubin, const std::vector<compile::KernelSignature>& signatures);
+  ~LoadedModule();
+  LoadedModule(const LoadedModule&) = delete;
+  LoadedModule& operator=(const LoadedModule&) = delete;
+
+  const Kernel* find(const std::string& name) const;
+  std::string kernel_list() const;  // for "no kernel named ..." messages
+
+ private:
+  void* module_ = nullptr;  // CUmodule
+  std::map<std::string, Kernel> kernels_;
+};
+
+}  // namespace kbench::launch

@@ -1,0 +1,83 @@
+#include "problems/catalog.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+namespace kbench::problems {
+
+std::string Problem::key() const { return "level" + std::to_string(level) + "/" + name; }
+
+Problem problem_from_json(const nlohmann::json& e) {
+  Problem p;
+  p.level = e.at("level").get<int>();
+  p.id = e.at("id").get<int>();
+  p.name = e.at("name").get<std::string>();
+  p.file = e.at("file").get<std::string>();
+  p.sha256 = e.value("sha256", "");
+  p.min_torch = e.value("min_torch", "");
+  p.skip_reason = e.value("reason", "");
+  for (const auto& in : e.value("inputs", nlohmann::json::array())) {
+    InputSpec spec;
+    spec.is_scalar = in.value("scalar", false);
+    spec.dtype = in.value("dtype", "");
+    spec.shape = in.value("shape", std::vector<int64_t>{});
+    p.inputs.push_back(spec);
+  }
+  p.input_bytes = e.value("input_bytes", int64_t{0});
+  p.parameter_count = e.value("params", int64_t{0});
+  p.weight_bytes = e.value("weight_bytes", int64_t{0});
+  p.atol = e.value("atol", 1e-2);
+  p.rtol = e.value("rtol", 1e-2);
+  p.stochastic = e.value("stochastic", false);
+  p.input_generator = e.value("input_generator", "");
+  return p;
+}
+
+Catalog Catalog::load(const std::filesystem::path& root) {
+  const auto manifest = root / "problems" / "manifest.json";
+  std::ifstream in(manifest);
+  if (!in) throw std::runtime_error("cannot read " + manifest.string() + " (is --root the kbench checkout?)");
+  nlohmann::json doc;
+  try {
+    in >> doc;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(manifest.string() + " is not valid JSON: " + e.what());
+  }
+  Catalog catalog;
+  catalog.root_ = root;
+  for (const auto& entry : doc.at("problems")) catalog.problems_.push_back(problem_from_json(entry));
+  return catalog;
+}
+
+const Problem* Catalog::find(int level, int id) const {
+  for (const auto& p : problems_)
+    if (p.level == level && p.id == id) return &p;
+  return nullptr;
+}
+
+const Problem& Catalog::get(int level, int id) const {
+  if (const auto* p = find(level, id)) return *p;
+  throw std::runtime_error("unknown problem: level " + std::to_string(level) + " problem " +
+                           std::to_string(id) + " (see `kbench list`)");
+}
+
+std::filesystem::path project_root(const std::string& override_root) {
+  if (!override_root.empty()) return override_root;
+  if (const char* env = std::getenv("KBENCH_ROOT"); env && *env) return env;
+  return KBENCH_SOURCE_DIR;
+}
+
+std::filesystem::path cache_dir() {
+  if (const char* env = std::getenv("KBENCH_CACHE"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "kbench";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "kbench";
+  return std::filesystem::temp_directory_path() / "kbench-cache";
+}
+
+std::filesystem::path archive_path(const Problem& problem, const std::string& torch_version) {
+  return cache_dir() / ("torch-" + torch_version) / ("level" + std::to_string(problem.level)) /
+         (problem.name + "." + problem.sha256.substr(0, 12) + ".pt");
+}
+
+}  // namespace kbench::problems

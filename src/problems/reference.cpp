@@ -1,0 +1,70 @@
+#include "problems/reference.h"
+
+#include <torch/csrc/api/include/torch/version.h>
+#include <torch/csrc/jit/frontend/resolver.h>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace kbench::problems {
+
+std::string libtorch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+}
+
+bool version_less(const std::string& a, const std::string& b) {
+  std::istringstream sa(a), sb(b);
+  for (;;) {
+    std::string pa, pb;
+    const bool more_a = static_cast<bool>(std::getline(sa, pa, '.'));
+    const bool more_b = static_cast<bool>(std::getline(sb, pb, '.'));
+    if (!more_a && !more_b) return false;
+    const long va = more_a ? std::atol(pa.c_str()) : 0, vb = more_b ? std::atol(pb.c_str()) : 0;
+    if (va != vb) return va < vb;
+  }
+}
+
+std::shared_ptr<torch::jit::CompilationUnit> compile_input_generator(const std::string& source) {
+  auto unit = std::make_shared<torch::jit::CompilationUnit>();
+  unit->define(c10::nullopt, source, torch::jit::nativeResolver(), nullptr);
+  return unit;
+}
+
+std::vector<c10::IValue> run_input_generator(torch::jit::CompilationUnit& generator, uint64_t seed,
+                                             const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(seed);
+  auto result = generator.get_function("make_inputs")({c10::IValue(device)});
+  if (result.isTuple()) return result.toTupleRef().elements().vec();
+  if (result.isList()) return result.toList().vec();
+  return {result};
+}
+
+Reference::Reference(const Problem& problem, const torch::Device& device)
+    : problem_(problem), device_(device) {
+  if (!problem.min_torch.empty() && version_less(libtorch_version(), problem.min_torch))
+    throw std::runtime_error(problem.key() + " needs PyTorch >= " + problem.min_torch + ": " +
+                             problem.skip_reason);
+  const auto archive = archive_path(problem, libtorch_version());
+  if (!std::filesystem::exists(archive))
+    throw std::runtime_error("no TorchScript archive for " + problem.key() + " at " + archive.string() +
+                             "; make it with: scripts/export_problems.py --level " +
+                             std::to_string(problem.level) + " --problem " + std::to_string(problem.id));
+  module_ = torch::jit::load(archive.string(), device);
+  module_.train();
+  generator_ = compile_input_generator(problem.input_generator);
+  for (const auto& p : module_.named_parameters(/*recurse=*/true)) state_.insert(p.name, p.value.detach());
+  for (const auto& b : module_.named_buffers(/*recurse=*/true)) state_.insert(b.name, b.value);
+}
+
+std::vector<c10::IValue> Reference::make_inputs(uint64_t seed) const {
+  return run_input_generator(*generator_, seed, device_);
+}
+
+c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(seed);
+  return module_.forward(inputs);
+}
+
+}  // namespace kbench::problems

@@ -1,0 +1,53 @@
+// A loaded reference problem: the TorchScript model (fixed weights) and its input generator.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/script.h>
+
+#include "problems/catalog.h"
+
+namespace kbench::problems {
+
+// "2.11" for the libtorch kbench was built with; archives are keyed by it (TorchScript archives
+// load across patch releases).
+std::string libtorch_version();
+
+// Numeric comparison of dotted versions: "2.6" < "2.11".
+bool version_less(const std::string& a, const std::string& b);
+
+class Reference {
+ public:
+  // Loads the archive made by scripts/export_problems.py; throws with a line that says how to make
+  // it when it is missing or stale.
+  Reference(const Problem& problem, const torch::Device& device);
+
+  const Problem& problem() const { return problem_; }
+
+  // Same seed, same inputs; made directly on `device` so multi-GB inputs never cross PCIe.
+  std::vector<c10::IValue> make_inputs(uint64_t seed) const;
+
+  // The reference forward as KernelBench runs it: training mode, no autograd, seed set first.
+  c10::IValue forward(const std::vector<c10::IValue>& inputs, uint64_t seed);
+
+  // Parameters and buffers by state_dict name, on the device: what a candidate receives.
+  const c10::Dict<std::string, at::Tensor>& state() const { return state_; }
+
+  torch::jit::Module& module() { return module_; }
+
+ private:
+  Problem problem_;
+  torch::Device device_;
+  torch::jit::Module module_;
+  std::shared_ptr<torch::jit::CompilationUnit> generator_;
+  c10::Dict<std::string, at::Tensor> state_;
+};
+
+// Compiles a manifest input generator; exposed for the tests that check it against the catalog.
+std::shared_ptr<torch::jit::CompilationUnit> compile_input_generator(const std::string& source);
+std::vector<c10::IValue> run_input_generator(torch::jit::CompilationUnit& generator, uint64_t seed,
+                                             const torch::Device& device);
+
+}  // namespace kbench::problems

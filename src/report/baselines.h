@@ -1,0 +1,24 @@
+// Recorded reference times in KernelBench's baseline layout:
+//   baselines/<gpu>/{eager,compiled}.json: {"level1": {"19_ReLU.py": {"mean": ms, "std": ..., ...}}}
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench::report {
+
+// "NVIDIA H100 80GB HBM3" -> "H100_80GB_HBM3": the folder name under baselines/.
+std::string gpu_slug(const std::string& gpu_name);
+
+std::filesystem::path baseline_file(const std::string& gpu_name, const std::string& kind);
+std::optional<double> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
+                                        const std::string& problem_name);
+
+// Adds or replaces one problem's entry and rewrites the file (sorted, stable diffs).
+void record_baseline(const std::string& gpu_name, const std::string& kind, int level,
+                     const std::string& problem_name, const nlohmann::json& entry);
+
+}  // namespace kbench::report

@@ -1,0 +1,274 @@
+#include "sandbox/evaluation.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "compile/compile_cache.h"
+#include "compile/host_program.h"
+#include "compile/submission.h"
+#include "launch/cuda_driver.h"
+#include "launch/launch_op.h"
+#include "problems/catalog.h"
+#include "problems/reference.h"
+#include "report/baselines.h"
+#include "report/environment.h"
+
+#ifdef KBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kbench::sandbox {
+namespace {
+
+using check::Verdict;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) {
+  record["verdict"] = check::to_string(v);
+  record["message"] = message;
+}
+
+c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::Tensor>& state) {
+  // The candidate gets its own copy: writing into it cannot change the reference's weights.
+  c10::Dict<std::string, at::Tensor> out;
+  for (const auto& entry : state) out.insert(entry.key(), entry.value().clone());
+  return out;
+}
+
+std::vector<c10::IValue> as_values(const c10::IValue& v) {
+  if (v.isTuple()) return v.toTupleRef().elements().vec();
+  return {v};
+}
+
+c10::IValue detach_clone(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().clone();
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items;
+    for (const auto& e : v.toTupleRef().elements()) items.push_back(detach_clone(e));
+    return c10::ivalue::Tuple::create(std::move(items));
+  }
+  if (v.isList()) {
+    c10::impl::GenericList items(v.toList().elementType());
+    for (const auto& e : v.toList()) items.push_back(detach_clone(e));
+    return items;
+  }
+  return v;
+}
+
+#ifdef KBENCH_WITH_CUDA
+// Times candidate and eager reference with the same protocol on the same inputs, and checks the
+// outputs of timed candidate runs: a candidate that is right when checked but wrong or stale when
+// timed (caching, unsynchronised streams) is `inconsistent`.
+void time_candidate_and_reference(const EvalRequest& req, problems::Reference& reference,
+                                  const compile::HostProgram& host,
+                                  const c10::Dict<std::string, at::Tensor>& params, const launch::DeviceInfo& gpu,
+                                  nlohmann::json& record) {
+  torch::NoGradGuard no_grad;
+  const auto& problem = reference.problem();
+  // Two alternating input sets defeat caching keyed on input pointers, where memory allows.
+  const bool two_sets = problem.input_bytes * 4 < gpu.memory_bytes;
+  const uint64_t seed = req.check.base_seed + 1000;
+  std::vector<std::vector<c10::IValue>> sets = {reference.make_inputs(seed)};
+  if (two_sets) sets.push_back(reference.make_inputs(seed + 1));
+  std::vector<c10::IValue> kept(sets.size());
+  c10::IValue out;
+
+  auto candidate = timing::measure(
+      [&, i = 0]() mutable { out = host.forward(sets[i++ % sets.size()], params); }, req.timing,
+      [&](int trial) {
+        if (trial >= req.timing.trials - static_cast<int>(sets.size())) kept[trial % sets.size()] = detach_clone(out);
+      });
+  out = c10::IValue();
+  nlohmann::json timing = {{"candidate", timing::to_json(candidate)}, {"input_sets", sets.size()}};
+
+  for (size_t s = 0; s < sets.size(); ++s) {
+    const auto expected = reference.forward(sets[s], seed);
+    const auto cmp = check::compare_outputs(expected, kept[s], req.check.tolerance);
+    if (cmp.verdict != Verdict::correct && !problem.stochastic) {
+      set_verdict(record, Verdict::inconsistent,
+                  "correct when checked, but a timed run's output differs: " + cmp.message);
+      record["timing"] = timing;
+      return;
+    }
+  }
+  kept.clear();
+
+  auto eager = timing::measure([&, i = 0]() mutable { reference.forward(sets[i++ % sets.size()], seed); }, req.timing);
+  timing["eager"] = timing::to_json(eager);
+  timing["speedup_eager"] = eager.stats.mean / candidate.stats.mean;
+  const auto compiled = report::recorded_baseline(gpu.name, "compiled", problem.level, problem.name);
+  if (compiled) {
+    timing["compiled"] = {{"mean_ms", *compiled}, {"source", "recorded baseline, baselines/" + report::gpu_slug(gpu.name)}};
+    timing["speedup_compiled"] = *compiled / candidate.stats.mean;
+  } else {
+    timing["compiled"] = {{"source", "none: no compiled baseline recorded for this GPU"}};
+  }
+  record["timing"] = timing;
+}
+#endif
+
+}  // namespace
+
+nlohmann::json EvalRequest::to_json() const {
+  return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
+          {"compile_only", compile_only}, {"time", time}, {"device", device}, {"trials", check.trials},
+          {"seed", check.base_seed}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
+          {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2}};
+}
+
+EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
+  EvalRequest r;
+  r.submission = j.at("submission");
+  r.level = j.at("level");
+  r.problem = j.at("problem");
+  r.root = j.value("root", "");
+  r.arch = j.value("arch", "");
+  r.compile_only = j.value("compile_only", false);
+  r.time = j.value("time", true);
+  r.device = j.value("device", 0);
+  r.check.trials = j.value("trials", 5);
+  r.check.base_seed = j.value("seed", uint64_t{42});
+  r.check.tolerance.atol = j.value("atol", -1.0);
+  r.check.tolerance.rtol = j.value("rtol", -1.0);
+  r.timing.trials = j.value("timing_trials", 100);
+  r.timing.warmup = j.value("warmup", 3);
+  r.timing.flush_l2 = j.value("flush_l2", true);
+  return r;
+}
+
+nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const std::string&)>& on_stage) {
+  const auto stage = [&](const char* name) {
+    if (on_stage) on_stage(name);
+  };
+  const auto t_start = Clock::now();
+  nlohmann::json phases;
+  const auto catalog = problems::Catalog::load(problems::project_root(req.root));
+  const auto& problem = catalog.get(req.level, req.problem);
+  const auto gpu = launch::query_device(req.device);
+
+  nlohmann::json record = {{"problem", {{"level", problem.level}, {"id", problem.id}, {"name", problem.name}}},
+                           {"submission", {{"path", req.submission}}},
+                           {"stochastic", problem.stochastic},
+                           {"environment", report::environment(req.device)}};
+  phases["problem_load"] = ms_since(t_start);
+
+  // 1. Split.
+  compile::Submission submission;
+  try {
+    submission = compile::read_submission(req.submission);
+  } catch (const compile::SubmissionError& e) {
+    set_verdict(record, Verdict::host_error, e.what());
+    return record;
+  }
+  record["submission"]["hash"] = submission.hash;
+
+  // 2. NVRTC.
+  compile::CompileOptions options;
+  options.arch = !req.arch.empty() ? req.arch : (gpu.present ? gpu.arch() : "sm_90a");
+  const compile::CompileCache cache(problems::cache_dir() / "compile");
+  auto t0 = Clock::now();
+  const auto device_code = compile::compile_device_source(
+      submission.device_source, std::filesystem::path(req.submission).filename().string(), options, &cache);
+  phases["nvrtc"] = ms_since(t0);
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : device_code.kernels) kernels.push_back(k.to_string());
+  record["compile"] = {{"ok", device_code.ok}, {"arch", device_code.arch}, {"nvrtc_ms", device_code.compile_ms},
+                       {"from_cache", device_code.from_cache}, {"log", device_code.log}, {"kernels", kernels},
+                       {"options", device_code.options}};
+  if (!device_code.ok) {
+    const auto first_error = device_code.log.substr(0, device_code.log.find('\n'));
+    set_verdict(record, Verdict::compile_error, "NVRTC: " + first_error);
+    return record;
+  }
+
+  // 3. Host program.
+  t0 = Clock::now();
+  std::unique_ptr<compile::HostProgram> host;
+  try {
+    host = std::make_unique<compile::HostProgram>(submission.host_source, problem.inputs.size());
+  } catch (const compile::HostProgramError& e) {
+    const std::string what = e.what();
+    set_verdict(record, Verdict::host_error, what.substr(0, what.find('\n', what.find('\n') + 1)));
+    record["host"] = {{"error", what}};
+    return record;
+  }
+  phases["host_compile"] = ms_since(t0);
+  record["host"] = {{"forward", host->forward_schema()}, {"setup", host->has_setup()}, {"torch_ops", host->torch_ops()}};
+
+  if (req.compile_only || !gpu.present) {
+    set_verdict(record, Verdict::not_checked,
+                req.compile_only ? "compiled (--compile-only): correctness not checked"
+                                 : "compiled; correctness needs a GPU: " + gpu.why_absent);
+    phases["total"] = ms_since(t_start);
+    record["phases_ms"] = phases;
+    return record;
+  }
+
+#ifdef KBENCH_WITH_CUDA
+  // 4. Load on the GPU (runtime first, so the driver calls find torch's primary context current).
+  cudaSetDevice(req.device);
+  cudaFree(nullptr);
+  t0 = Clock::now();
+  std::unique_ptr<launch::LoadedModule> module;
+  try {
+    module = std::make_unique<launch::LoadedModule>(device_code.cubin, device_code.kernels);
+  } catch (const std::exception& e) {
+    set_verdict(record, Verdict::compile_error, std::string("the CUBIN does not load on this GPU: ") + e.what());
+    return record;
+  }
+  launch::set_active_module(module.get(), &gpu);
+  phases["module_load"] = ms_since(t0);
+
+  stage("correctness");
+  t0 = Clock::now();
+  problems::Reference reference(problem, torch::Device(torch::kCUDA, req.device));
+  phases["reference_load"] = ms_since(t0);
+
+  // 5. Correctness.
+  auto check_options = req.check;
+  if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
+  if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
+  auto params = clone_state(reference.state());
+  try {
+    params = host->setup(params);
+  } catch (const std::exception& e) {
+    set_verdict(record, check::classify_exception(e.what()), "setup: " + check::first_line_of_interest(e.what()));
+    record["error_details"] = e.what();
+    return record;
+  }
+  t0 = Clock::now();
+  const auto correctness = check::check_correctness(reference, *host, params, check_options);
+  phases["correctness"] = ms_since(t0);
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : correctness.trials) trials.push_back(check::to_json(t));
+  record["correctness"] = {{"trials", trials}, {"atol", check_options.tolerance.atol},
+                           {"rtol", check_options.tolerance.rtol}};
+  set_verdict(record, correctness.verdict, correctness.message);
+  if (!correctness.details.empty()) record["error_details"] = correctness.details;
+  record["context_poisoned"] = correctness.context_poisoned;
+
+  // 6. Timing, for correct candidates.
+  if (correctness.verdict == Verdict::correct && req.time) {
+    stage("timing");
+    t0 = Clock::now();
+    try {
+      time_candidate_and_reference(req, reference, *host, params, gpu, record);
+    } catch (const std::exception& e) {
+      set_verdict(record, check::classify_exception(e.what()),
+                  "during timing: " + check::first_line_of_interest(e.what()));
+      record["error_details"] = e.what();
+    }
+    phases["timing"] = ms_since(t0);
+  }
+  launch::set_active_module(nullptr, nullptr);
+#endif
+  phases["total"] = ms_since(t_start);
+  record["phases_ms"] = phases;
+  return record;
+}
+
+}  // namespace kbench::sandbox

@@ -1,0 +1,40 @@
+// One submission, one verdict: split → NVRTC → host program → (GPU) load → correctness → timing.
+// This runs inside a worker process (sandbox/worker.h) so that whatever the candidate does to its
+// process, the caller survives.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "check/correctness.h"
+#include "compile/nvrtc_compiler.h"
+#include "timing/timer.h"
+
+namespace kbench::sandbox {
+
+struct EvalRequest {
+  std::string submission;    // path of the .cu file
+  int level = 0;
+  int problem = 0;
+  std::string root;          // project root ("" = default)
+  std::string arch;          // "" = the GPU's, or sm_90a without a GPU
+  bool compile_only = false;
+  bool time = true;          // measure candidate and eager reference once correct
+  int device = 0;
+  check::CheckOptions check;
+  timing::TimingOptions timing;
+
+  nlohmann::json to_json() const;
+  static EvalRequest from_json(const nlohmann::json& j);
+};
+
+// The result record (JSON). Never throws for anything the submission does; throws only for errors
+// of the request itself (unknown problem, unreadable file, missing archive).
+// `on_stage` hears "correctness" and "timing" as they start (the worker forwards them to its parent,
+// which applies a time budget per stage).
+nlohmann::json evaluate(const EvalRequest& request,
+                        const std::function<void(const std::string&)>& on_stage = {});
+
+}  // namespace kbench::sandbox

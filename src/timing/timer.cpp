@@ -1,0 +1,131 @@
+#include "timing/timer.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#ifdef KBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kbench::timing {
+
+#ifdef KBENCH_WITH_CUDA
+namespace {
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+
+// Owns one CUDA event; destroyed exactly once.
+class Event {
+ public:
+  Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t s) { check(cudaEventRecord(event_, s), "cudaEventRecord"); }
+  float since(const Event& start) const {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start.event_, event_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// A buffer twice the size of the L2; writing it evicts whatever the last trial left there.
+class L2Flush {
+ public:
+  L2Flush() {
+    int device = 0, l2 = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+    bytes_ = static_cast<size_t>(l2) * 2;
+    if (bytes_ > 0) check(cudaMalloc(&buffer_, bytes_), "cudaMalloc (L2 flush buffer)");
+  }
+  ~L2Flush() {
+    if (buffer_) cudaFree(buffer_);
+  }
+  L2Flush(const L2Flush&) = delete;
+  L2Flush& operator=(const L2Flush&) = delete;
+  void flush(cudaStream_t s) {
+    if (buffer_) check(cudaMemsetAsync(buffer_, ++pattern_, bytes_, s), "cudaMemsetAsync (L2 flush)");
+  }
+
+ private:
+  void* buffer_ = nullptr;
+  size_t bytes_ = 0;
+  int pattern_ = 0;
+};
+
+double wall_ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Measurement measure(const std::function<void()>& run, const TimingOptions& options,
+                    const std::function<void(int)>& after_trial) {
+  Measurement m;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+  L2Flush l2;
+  Event start, stop;
+  for (int i = 0; i < options.warmup; ++i) run();
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (warm-up)");
+
+  // Host cost of record + synchronise with no work in between: the floor of the wall-clock check.
+  double overhead = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    start.record(stream);
+    stop.record(stream);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    overhead = std::min(overhead, wall_ms_since(t0));
+  }
+
+  for (int i = 0; i < options.trials; ++i) {
+    if (options.flush_l2) l2.flush(stream);
+    const auto t0 = std::chrono::steady_clock::now();
+    start.record(stream);
+    run();
+    stop.record(stream);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (trial)");
+    const double wall = wall_ms_since(t0) - overhead;
+    double ms = stop.since(start);
+    // Work left running on another stream finishes before the synchronisation returns but after the
+    // stop event: the wall clock sees it, the events do not. Such a trial counts at wall time.
+    if (wall > 1.5 * ms + 0.05) {
+      ++m.hidden_work_trials;
+      ms = wall;
+    }
+    m.trial_ms.push_back(ms);
+    if (after_trial) after_trial(i);
+  }
+  m.stats = summarize(m.trial_ms);
+  m.noisy = m.stats.cv > options.noisy_cv;
+  if (m.noisy) m.warnings.push_back("noisy: coefficient of variation " + std::to_string(m.stats.cv));
+  if (m.hidden_work_trials > 0)
+    m.warnings.push_back(std::to_string(m.hidden_work_trials) +
+                         " trial(s) left work running beyond the timed stream; timed by wall clock");
+  return m;
+}
+
+#else
+
+Measurement measure(const std::function<void()>&, const TimingOptions&, const std::function<void(int)>&) {
+  throw std::runtime_error("timing needs a GPU build of kbench");
+}
+
+#endif
+
+nlohmann::json to_json(const Measurement& m) {
+  auto j = to_json(m.stats);
+  j["noisy"] = m.noisy;
+  j["hidden_work_trials"] = m.hidden_work_trials;
+  j["warnings"] = m.warnings;
+  return j;
+}
+
+}  // namespace kbench::timing
