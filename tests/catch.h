@@ -1,6 +1,13 @@
 // The one place that knows which Catch2 is installed: 2.x on Debian, 3.x on the GPU machines.
 #pragma once
 
+// Include this header last: libtorch can bring glog, whose CHECK macros would replace Catch's.
+#ifdef CHECK
+#undef CHECK
+#undef CHECK_EQ
+#undef CHECK_NE
+#endif
+
 #if __has_include(<catch2/catch_all.hpp>)
 #include <catch2/catch_all.hpp>
 #else

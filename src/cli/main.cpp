@@ -7,6 +7,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"kbench: KernelBench as a native tool. Checks CUDA kernels against PyTorch references and times them."};
   app.require_subcommand(1);
+  app.fallthrough();  // global flags (--json, --root, -v) may follow the subcommand too
   kbench::cli::GlobalOptions global;
   int exit_code = 0;
   app.set_version_flag("--version", [] { return kbench::cli::version_text(); });

@@ -6,16 +6,18 @@
 #include <torch/csrc/jit/frontend/resolver.h>
 #include <torch/csrc/jit/frontend/sugared_value.h>
 
+#include "problems/script_resolver.h"
+
 namespace kbench::compile {
 namespace {
 
 // torch::jit::compile cannot resolve torch.ops.<ns>; this resolver maps the bare name `kbench` to
 // the operator namespace so that `kbench.launch(...)` is a call of kbench::launch.
-struct KbenchResolver : torch::jit::Resolver {
+struct KbenchResolver : problems::ScriptResolver {
   std::shared_ptr<torch::jit::SugaredValue> resolveValue(const std::string& name, torch::jit::GraphFunction& fn,
                                                          const torch::jit::SourceRange& loc) override {
     if (name == "kbench") return std::make_shared<torch::jit::BuiltinModule>("kbench");
-    return torch::jit::nativeResolver()->resolveValue(name, fn, loc);
+    return ScriptResolver::resolveValue(name, fn, loc);
   }
 };
 

@@ -1,7 +1,7 @@
 #include "problems/reference.h"
 
 #include <torch/csrc/api/include/torch/version.h>
-#include <torch/csrc/jit/frontend/resolver.h>
+#include "problems/script_resolver.h"
 
 #include <cstdlib>
 #include <sstream>
@@ -26,7 +26,7 @@ bool version_less(const std::string& a, const std::string& b) {
 
 std::shared_ptr<torch::jit::CompilationUnit> compile_input_generator(const std::string& source) {
   auto unit = std::make_shared<torch::jit::CompilationUnit>();
-  unit->define(c10::nullopt, source, torch::jit::nativeResolver(), nullptr);
+  unit->define(c10::nullopt, source, std::make_shared<ScriptResolver>(), nullptr);
   return unit;
 }
 
