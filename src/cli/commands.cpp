@@ -5,11 +5,10 @@
 #include <sstream>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include "check/verdict.h"
 #include "compile/nvrtc_compiler.h"
 #include "launch/cuda_driver.h"
+#include "log/log.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
 #include "report/environment.h"
@@ -20,9 +19,7 @@
 namespace kbench::cli {
 namespace {
 
-void apply_logging(const GlobalOptions& g) {
-  spdlog::set_level(g.verbosity > 0 ? spdlog::level::debug : g.verbosity < 0 ? spdlog::level::err : spdlog::level::info);
-}
+void apply_logging(const GlobalOptions& g) { log::set_verbosity(g.verbosity); }
 
 std::string self_exe() {
   char buf[4096];

@@ -1,7 +1,5 @@
 #include <iostream>
 
-#include <spdlog/spdlog.h>
-
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {

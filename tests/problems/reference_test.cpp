@@ -1,0 +1,142 @@
+// Every problem of the manifest, loaded from C++ the way an evaluation loads it. Needs the archives
+// that the `export_problems` ctest fixture makes (models above the test's weight budget are skipped
+// with the reason printed).
+#include <cstdlib>
+#include <fstream>
+
+#include "fixtures.h"
+#include "problems/catalog.h"
+#include "problems/reference.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+int64_t weight_budget() {
+  const char* env = std::getenv("KBENCH_TEST_MAX_WEIGHT_BYTES");
+  return env ? std::atoll(env) : (int64_t{1} << 30);
+}
+
+// Why this build cannot load `p`, or "" when it can.
+std::string skip_reason(const problems::Problem& p) {
+  if (!p.min_torch.empty() && problems::version_less(problems::libtorch_version(), p.min_torch))
+    return "needs PyTorch >= " + p.min_torch + ": " + p.skip_reason;
+  if (p.weight_bytes > weight_budget())
+    return "weights of " + std::to_string(p.weight_bytes >> 20) + " MiB exceed KBENCH_TEST_MAX_WEIGHT_BYTES";
+  return "";
+}
+
+std::string dtype_name(const at::Tensor& t) {
+  std::string s = c10::toString(t.scalar_type());
+  static const std::map<std::string, std::string> names = {{"Float", "float32"}, {"Long", "int64"}, {"Bool", "bool"},
+                                                           {"Int", "int32"}, {"Double", "float64"}, {"Half", "float16"}};
+  return names.count(s) ? names.at(s) : s;
+}
+
+// The catalog beside the checkout (../shared/catalog), when this checkout has one.
+std::map<std::pair<int, int>, nlohmann::json> read_catalog() {
+  std::map<std::pair<int, int>, nlohmann::json> rows;
+  for (int level = 1; level <= 3; ++level) {
+    std::ifstream in(problems::project_root() / ".." / "shared" / "catalog" / ("level" + std::to_string(level) + ".jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      const auto row = nlohmann::json::parse(line);
+      rows[{row["level"].get<int>(), row["id"].get<int>()}] = row;
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("every problem's archive loads in C++ (or is skipped with its reason)", "[problems]") {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  REQUIRE(!catalog.all().empty());
+  int loaded = 0, skipped = 0;
+  for (const auto& p : catalog.all()) {
+    if (const auto why = skip_reason(p); !why.empty()) {
+      std::cout << "skipped " << p.key() << ": " << why << "\n";
+      ++skipped;
+      continue;
+    }
+    INFO(p.key());
+    problems::Reference ref(p, torch::kCPU);
+    int64_t count = 0;
+    for (const auto& entry : ref.module().named_parameters()) count += entry.value.numel();
+    CHECK(count == p.parameter_count);
+    ++loaded;
+  }
+  std::cout << loaded << " loaded, " << skipped << " skipped\n";
+  CHECK(loaded > 0);
+}
+
+TEST_CASE("generated inputs have the catalog's shapes and dtypes", "[problems]") {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  const auto facts = read_catalog();
+  if (facts.empty()) std::cout << "no ../shared/catalog beside the checkout: comparing with the manifest only\n";
+  for (const auto& p : catalog.all()) {
+    INFO(p.key());
+    // The meta device gives shapes and dtypes without allocating the (often multi-GB) inputs.
+    const auto gen = problems::compile_input_generator(p.input_generator);
+    const auto inputs = problems::run_input_generator(*gen, 0, torch::Device(torch::kMeta));
+    REQUIRE(inputs.size() == p.inputs.size());
+    const auto fact = facts.find({p.level, p.id});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (p.inputs[i].is_scalar) {
+        CHECK(!inputs[i].isTensor());
+        continue;
+      }
+      const auto& t = inputs[i].toTensor();
+      CHECK(t.sizes().vec() == p.inputs[i].shape);
+      CHECK(dtype_name(t) == p.inputs[i].dtype);
+      if (fact != facts.end() && fact->second.contains("inputs")) {
+        const auto& want = fact->second["inputs"][i];
+        CHECK(t.sizes().vec() == want["shape"].get<std::vector<int64_t>>());
+        CHECK(dtype_name(t) == want["dtype"].get<std::string>());
+      }
+    }
+  }
+}
+
+TEST_CASE("same seed gives identical inputs, another seed different ones", "[problems]") {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  int checked = 0;
+  for (const auto& p : catalog.all()) {
+    if (p.input_bytes > (int64_t{64} << 20)) continue;  // keep the CPU test light
+    INFO(p.key());
+    const auto gen = problems::compile_input_generator(p.input_generator);
+    const auto a = problems::run_input_generator(*gen, 7, torch::kCPU);
+    const auto b = problems::run_input_generator(*gen, 7, torch::kCPU);
+    const auto c = problems::run_input_generator(*gen, 8, torch::kCPU);
+    bool any_differs = false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].isTensor()) continue;
+      CHECK(torch::equal(a[i].toTensor(), b[i].toTensor()));
+      any_differs = any_differs || !torch::equal(a[i].toTensor(), c[i].toTensor());
+    }
+    CHECK(any_differs);
+    ++checked;
+  }
+  std::cout << checked << " problems with inputs up to 64 MiB checked for seed determinism\n";
+  CHECK(checked > 0);
+}
+
+// Rule for CI: a CPU forward for every problem whose inputs are at most 64 MiB and whose weights fit
+// the budget; the output must be finite (the reference runs in training mode, as KernelBench's).
+TEST_CASE("references run a CPU forward where the cost allows", "[problems]") {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  int ran = 0;
+  for (const auto& p : catalog.all()) {
+    if (!skip_reason(p).empty() || p.input_bytes > (int64_t{64} << 20)) continue;
+    INFO(p.key());
+    problems::Reference ref(p, torch::kCPU);
+    const auto out = ref.forward(ref.make_inputs(1), 1);
+    std::vector<c10::IValue> outputs = out.isTuple() ? out.toTupleRef().elements().vec() : std::vector<c10::IValue>{out};
+    for (const auto& o : outputs)
+      if (o.isTensor()) CHECK(torch::isfinite(o.toTensor()).all().item<bool>());
+    ++ran;
+  }
+  std::cout << ran << " CPU forwards\n";
+  CHECK(ran > 0);
+}
