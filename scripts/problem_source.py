@@ -91,7 +91,7 @@ def input_generator_source(path, module=None):
         raise ValueError("expected exactly one get_inputs() at module level")
     fn = functions[0]
     fn.name = "make_inputs"
-    fn.args = ast.parse("def f(device: torch.device): pass").body[0].args
+    fn.args = ast.parse("def f(device: Device): pass").body[0].args
     fn.returns = None
     fn.decorator_list = []
     fn = _ToGenerator(_constants(tree, module)).visit(fn)
