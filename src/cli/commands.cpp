@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -11,10 +13,12 @@
 #include "log/log.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
+#include "report/baselines.h"
 #include "report/environment.h"
 #include "report/printers.h"
 #include "sandbox/evaluation.h"
 #include "sandbox/worker.h"
+#include "timing/reference_timing.h"
 
 namespace kbench::cli {
 namespace {
@@ -211,6 +215,55 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+// ---- baseline -----------------------------------------------------------------------------------
+void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("baseline", "Time the eager references on this GPU; record baselines/<gpu>/eager.json");
+  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0), device = std::make_shared<int>(0);
+  auto options = std::make_shared<timing::TimingOptions>();
+  auto no_record = std::make_shared<bool>(false);
+  cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", *id, "Only this problem (with --level)");
+  cmd->add_option("--trials", options->trials, "Timed trials per problem")->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", options->warmup, "Warm-up runs")->check(CLI::Range(0, 10000));
+  cmd->add_option("--device", *device, "GPU ordinal");
+  cmd->add_flag("--no-record", *no_record, "Print only; leave baselines/ untouched");
+  cmd->callback([&g, &exit_code, level, id, device, options, no_record] {
+    apply_logging(g);
+    const auto gpu = launch::query_device(*device);
+    if (!gpu.present) throw std::runtime_error("kbench baseline needs a GPU: " + gpu.why_absent);
+    const auto catalog = problems::Catalog::load(problems::project_root(g.root));
+    nlohmann::json rows = nlohmann::json::array();
+    int failed = 0;
+    const auto sweep_start = std::chrono::steady_clock::now();
+    for (const auto& p : catalog.all()) {
+      if ((*level && p.level != *level) || (*id && p.id != *id)) continue;
+      nlohmann::json row = {{"level", p.level}, {"id", p.id}, {"name", p.name}};
+      try {
+        const auto t = timing::time_reference(p, *device, *options);
+        row["load_ms"] = t.load_ms;
+        row["inputs_ms"] = t.inputs_ms;
+        row["eager"] = timing::to_json(t.forward);
+        if (!*no_record) report::record_baseline(gpu.name, "eager", p.level, p.name, timing::baseline_entry(t, gpu.name, *device));
+        if (!g.json)
+          std::printf("L%d %3d %-56s load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)\n", p.level, p.id, p.name.c_str(),
+                      t.load_ms, t.inputs_ms, t.forward.stats.mean, t.forward.stats.cv);
+      } catch (const std::exception& e) {
+        ++failed;
+        const std::string what = e.what();
+        row["error"] = what.substr(0, what.find('\n'));
+        if (!g.json) std::printf("L%d %3d %-56s FAILED: %s\n", p.level, p.id, p.name.c_str(), row["error"].get<std::string>().c_str());
+      }
+      std::fflush(stdout);
+      rows.push_back(row);
+    }
+    const double sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
+    if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"sweep_s", sweep_s}, {"problems", rows}}.dump(2) << "\n";
+    else std::printf("%zu problems in %.1f s, %d failed%s\n", rows.size(), sweep_s, failed,
+                     *no_record ? "" : (", recorded in " + report::baseline_file(gpu.name, "eager").string()).c_str());
+    exit_code = failed ? 1 : 0;
+  });
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
@@ -238,6 +291,7 @@ void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
   add_show(app, global, exit_code);
   add_doctor(app, global, exit_code);
   add_eval(app, global, exit_code);
+  add_baseline(app, global, exit_code);
   add_worker(app, exit_code);
 }
 

@@ -1,0 +1,42 @@
+#include "timing/reference_timing.h"
+
+#include <chrono>
+
+#include "problems/reference.h"
+
+#ifdef KBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kbench::timing {
+
+ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options) {
+#ifdef KBENCH_WITH_CUDA
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  torch::NoGradGuard no_grad;
+  ReferenceTiming t;
+  auto t0 = Clock::now();
+  problems::Reference reference(problem, torch::Device(torch::kCUDA, device));
+  cudaDeviceSynchronize();
+  t.load_ms = ms_since(t0);
+  t0 = Clock::now();
+  const auto inputs = reference.make_inputs(1);
+  cudaDeviceSynchronize();
+  t.inputs_ms = ms_since(t0);
+  t.forward = measure([&] { reference.forward(inputs, 1); }, options);
+  return t;
+#else
+  (void)problem; (void)device; (void)options;
+  throw std::runtime_error("timing references needs a GPU build of kbench");
+#endif
+}
+
+nlohmann::json baseline_entry(const ReferenceTiming& t, const std::string& gpu_name, int device) {
+  const auto& s = t.forward.stats;
+  return {{"mean", s.mean}, {"std", s.stddev}, {"min", s.min}, {"max", s.max}, {"num_trials", s.count},
+          {"hardware", gpu_name}, {"device", "cuda:" + std::to_string(device)}, {"median", s.median},
+          {"noisy", t.forward.noisy}};
+}
+
+}  // namespace kbench::timing
