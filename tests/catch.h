@@ -10,6 +10,7 @@
 
 #if __has_include(<catch2/catch_all.hpp>)
 #include <catch2/catch_all.hpp>
+using Catch::Approx;  // Catch2 2 has it at global scope
 #else
 #include <catch2/catch.hpp>
 #endif

@@ -16,6 +16,8 @@
 #include "report/baselines.h"
 #include "report/environment.h"
 #include "report/printers.h"
+#include "report/scoring.h"
+#include "sandbox/batch.h"
 #include "sandbox/evaluation.h"
 #include "sandbox/worker.h"
 #include "timing/reference_timing.h"
@@ -264,6 +266,111 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+// ---- batch --------------------------------------------------------------------------------------
+void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("batch", "Evaluate a directory of submissions on every GPU, resumably");
+  auto o = std::make_shared<sandbox::BatchOptions>();
+  auto dir = std::make_shared<std::string>(), out = std::make_shared<std::string>(), shard = std::make_shared<std::string>();
+  auto gpus = std::make_shared<std::vector<int>>();
+  auto no_timing = std::make_shared<bool>(false);
+  cmd->add_option("dir", *dir, "Directory of .cu files (level_<L>_problem_<P>_sample_<S>_kernel.cu or level<L>/<P>/*.cu)")
+      ->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--out", *out, "Results file, one JSON line per submission (default <dir>/kbench-results.jsonl)");
+  cmd->add_option("--gpus", *gpus, "GPU ordinals to use (default: all visible)")->delimiter(',');
+  cmd->add_option("--shard", *shard, "i/n: evaluate only shard i of n (0-based), e.g. a Slurm array task");
+  cmd->add_option("--compile-threads", o->compile_threads, "NVRTC threads (default: all cores)");
+  cmd->add_option("--trials", o->base.check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
+  cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
+  cmd->add_option("--check-budget", o->budgets.correctness_s, "Seconds allowed for the correctness trials");
+  cmd->add_option("--timing-budget", o->budgets.timing_s, "Seconds allowed for timing");
+  cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
+    apply_logging(g);
+    o->dir = *dir;
+    o->gpus = *gpus;
+    o->base.root = g.root;
+    o->base.time = !*no_timing;
+    o->base.check.tolerance = {-1, -1};
+    o->worker_exe = self_exe();
+    o->progress = !g.json && g.verbosity >= 0;
+    if (!shard->empty()) {
+      const auto slash = shard->find('/');
+      try {
+        o->shard_index = std::stoi(shard->substr(0, slash));
+        o->shard_count = std::stoi(shard->substr(slash + 1));
+      } catch (const std::exception&) {
+        o->shard_count = 0;
+      }
+      if (slash == std::string::npos || o->shard_count < 1 || o->shard_index < 0 || o->shard_index >= o->shard_count)
+        throw CLI::ValidationError("--shard", "expected i/n with 0 <= i < n, e.g. 3/8");
+    }
+    const std::string suffix = o->shard_count > 1 ? ".shard-" + std::to_string(o->shard_index) + "-of-" + std::to_string(o->shard_count) : "";
+    o->out = !out->empty() ? std::filesystem::path(*out) : std::filesystem::path(*dir) / ("kbench-results" + suffix + ".jsonl");
+    const auto found = sandbox::discover(o->dir);
+    for (const auto& u : found.unmatched) log::warn("not a submission name kbench knows, skipped: " + u);
+    const auto summary = sandbox::run_batch(*o);
+    if (g.json) {
+      auto j = summary.to_json();
+      j["results"] = o->out.string();
+      j["unmatched_files"] = found.unmatched;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::printf("%d submissions found (%d unmatched names), %d in this shard: %d evaluated, %d duplicates, %d already done\n",
+                  summary.discovered, summary.unmatched, summary.in_shard, summary.evaluated, summary.duplicates, summary.resumed);
+      std::printf("wall %.1f s; NVRTC ahead of the GPUs %.1f s;", summary.wall_s, summary.compile_s);
+      for (size_t i = 0; i < summary.gpu_busy_s.size(); ++i)
+        std::printf(" GPU %zu busy %.1f s (idle %.1f s);", i, summary.gpu_busy_s[i], summary.wall_s - summary.gpu_busy_s[i]);
+      std::printf("\nresults: %s (kbench report %s)\n", o->out.c_str(), o->out.c_str());
+    }
+    exit_code = 0;
+  });
+}
+
+// ---- report -------------------------------------------------------------------------------------
+void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("report", "fast_p, pass@k and speedups from result files (shards are merged)");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto markdown = std::make_shared<std::string>(), svg = std::make_shared<std::string>();
+  cmd->add_option("results", *files, "Result files (.jsonl) from kbench batch, or eval records (.json)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--markdown", *markdown, "Also write the table as Markdown to this file");
+  cmd->add_option("--svg", *svg, "Also write the fast_p-against-p plot to this SVG file");
+  cmd->callback([&g, &exit_code, files, markdown, svg] {
+    apply_logging(g);
+    // Merge: one record per submission file, the latest line winning (a re-run supersedes).
+    std::map<std::string, nlohmann::json> by_file;
+    for (const auto& f : *files) {
+      std::ifstream in(f);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto whole = nlohmann::json::parse(text, nullptr, false);
+      std::vector<nlohmann::json> parsed;
+      if (!whole.is_discarded() && whole.is_object()) parsed.push_back(whole);
+      else {
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line);) {
+          const auto r = nlohmann::json::parse(line, nullptr, false);
+          if (!r.is_discarded() && r.is_object()) parsed.push_back(r);
+        }
+      }
+      for (const auto& r : parsed) {
+        if (!r.contains("verdict") || !r.contains("problem")) continue;
+        const auto key = r.contains("batch") ? r["batch"].value("file", "") : r["submission"].value("path", f);
+        by_file[key] = r;
+      }
+    }
+    if (by_file.empty()) throw std::runtime_error("no result records in the given files");
+    report::ScoredRun run;
+    for (auto& [k, r] : by_file) run.records.push_back(r);
+    std::map<int, int> sizes;
+    for (const auto& p : problems::Catalog::load(problems::project_root(g.root)).all()) ++sizes[p.level];
+    run.levels = report::score(run.records, sizes);
+    std::cout << report::make_printer(g.json ? "json" : "terminal")->render(run);
+    if (!markdown->empty()) std::ofstream(*markdown) << report::make_printer("markdown")->render(run);
+    if (!svg->empty()) std::ofstream(*svg) << report::make_printer("svg")->render(run);
+    exit_code = 0;
+  });
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
@@ -292,6 +399,8 @@ void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
   add_doctor(app, global, exit_code);
   add_eval(app, global, exit_code);
   add_baseline(app, global, exit_code);
+  add_batch(app, global, exit_code);
+  add_report(app, global, exit_code);
   add_worker(app, exit_code);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 namespace kbench::report {
 namespace {
@@ -13,6 +14,132 @@ std::string fixed(double v, int digits) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string percent(double v) { return fixed(100.0 * v, 1) + "%"; }
+
+// The scores as rows of cells; the terminal and Markdown printers lay the same table out.
+std::vector<std::vector<std::string>> score_rows(const ScoredRun& run) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"level", "problems", "submissions", "pass@1"};
+  for (double t : kThresholds) head.push_back("fast_" + fixed(t, 1));
+  head.insert(head.end(), {"geomean (eager)", "compiled: fast_1", "geomean (compiled)"});
+  rows.push_back(head);
+  for (const auto& s : run.levels) {
+    std::vector<std::string> row = {std::to_string(s.level),
+                                    std::to_string(s.problems_sampled) + "/" + std::to_string(s.problems_in_level),
+                                    std::to_string(s.submissions), percent(s.pass_at_1)};
+    for (double t : kThresholds) row.push_back(percent(s.fast_eager.at(t)));
+    row.push_back(s.geomean_speedup_eager > 0 ? fixed(s.geomean_speedup_eager, 2) + "x" : "-");
+    row.push_back(s.has_compiled ? percent(s.fast_compiled.at(1.0)) : "n/a");
+    row.push_back(s.has_compiled ? fixed(s.geomean_speedup_compiled, 2) + "x" : "n/a");
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string verdict_lines(const ScoredRun& run, const std::string& bullet) {
+  std::string out;
+  for (const auto& s : run.levels) {
+    out += bullet + "level " + std::to_string(s.level) + ":";
+    for (const auto& [v, n] : s.verdicts) out += " " + v + " " + std::to_string(n);
+    for (const auto& [k, v] : s.pass_at_k) out += "; pass@" + std::to_string(k) + " " + percent(v);
+    for (const auto& [k, v] : s.fast1_at_k) out += "; fast_1@" + std::to_string(k) + " " + percent(v);
+    out += "\n";
+  }
+  return out;
+}
+
+class TerminalPrinter : public Printer {
+ public:
+  std::string render(const ScoredRun& run) const override {
+    const auto rows = score_rows(run);
+    std::vector<size_t> width(rows[0].size(), 0);
+    for (const auto& r : rows)
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    std::string out = "fast_p: share of the level's problems solved correctly with speedup > p over PyTorch eager\n";
+    for (const auto& r : rows) {
+      for (size_t i = 0; i < r.size(); ++i) out += r[i] + std::string(width[i] - r[i].size() + 2, ' ');
+      out += "\n";
+    }
+    return out + verdict_lines(run, "");
+  }
+};
+
+class MarkdownPrinter : public Printer {
+ public:
+  std::string render(const ScoredRun& run) const override {
+    const auto rows = score_rows(run);
+    std::string out = "| " ;
+    for (const auto& h : rows[0]) out += h + " | ";
+    out += "\n|";
+    for (size_t i = 0; i < rows[0].size(); ++i) out += "---|";
+    out += "\n";
+    for (size_t r = 1; r < rows.size(); ++r) {
+      out += "| ";
+      for (const auto& c : rows[r]) out += c + " | ";
+      out += "\n";
+    }
+    return out + "\nfast_p: share of the level's problems solved correctly with speedup > p over PyTorch eager.\n\n" +
+           verdict_lines(run, "- ");
+  }
+};
+
+class JsonPrinter : public Printer {
+ public:
+  std::string render(const ScoredRun& run) const override {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto& s : run.levels) levels.push_back(to_json(s));
+    return nlohmann::json{{"levels", levels}}.dump(2) + "\n";
+  }
+};
+
+// fast_p against p, one line per level, drawn as plain SVG so any browser shows it.
+class SvgPrinter : public Printer {
+ public:
+  std::string render(const ScoredRun& run) const override {
+    const double w = 640, h = 400, left = 60, right = 150, top = 30, bottom = 50, p_max = 3.0;
+    const double pw = w - left - right, ph = h - top - bottom;
+    auto x = [&](double p) { return left + pw * p / p_max; };
+    auto y = [&](double v) { return top + ph * (1 - v); };
+    const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c"};
+    std::ostringstream s;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << left << "\" y=\"18\" font-size=\"14\">fast_p against p (speedup over PyTorch eager)</text>\n";
+    for (int i = 0; i <= 6; ++i) {  // grid and axis labels
+      const double p = p_max * i / 6, v = i / 6.0;
+      s << "<line x1=\"" << x(p) << "\" y1=\"" << y(0) << "\" x2=\"" << x(p) << "\" y2=\"" << y(1) << "\" stroke=\"#eee\"/>"
+        << "<text x=\"" << x(p) << "\" y=\"" << y(0) + 16 << "\" text-anchor=\"middle\">" << fixed(p, 1) << "</text>\n"
+        << "<line x1=\"" << x(0) << "\" y1=\"" << y(v) << "\" x2=\"" << x(p_max) << "\" y2=\"" << y(v) << "\" stroke=\"#eee\"/>"
+        << "<text x=\"" << x(0) - 6 << "\" y=\"" << y(v) + 4 << "\" text-anchor=\"end\">" << fixed(100 * v, 0) << "%</text>\n";
+    }
+    s << "<line x1=\"" << x(0) << "\" y1=\"" << y(0) << "\" x2=\"" << x(p_max) << "\" y2=\"" << y(0) << "\" stroke=\"black\"/>"
+      << "<line x1=\"" << x(0) << "\" y1=\"" << y(0) << "\" x2=\"" << x(0) << "\" y2=\"" << y(1) << "\" stroke=\"black\"/>\n"
+      << "<text x=\"" << x(p_max / 2) << "\" y=\"" << h - 12 << "\" text-anchor=\"middle\">p (speedup threshold)</text>\n";
+    for (size_t i = 0; i < run.levels.size(); ++i) {
+      const auto& lvl = run.levels[i];
+      const auto curve = fast_curve(run.records, lvl.level, lvl.problems_in_level, "eager", p_max);
+      s << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << colours[i % 3] << "\" points=\"";
+      for (const auto& [p, v] : curve) s << fixed(x(p), 1) << "," << fixed(y(v), 1) << " ";
+      s << "\"/>\n<text x=\"" << x(p_max) + 10 << "\" y=\"" << top + 20 + 18 * i << "\" fill=\"" << colours[i % 3]
+        << "\">level " << lvl.level << " (" << lvl.problems_in_level << ")</text>\n";
+    }
+    s << "</svg>\n";
+    return s.str();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Printer> make_printer(const std::string& format) {
+  if (format == "terminal") return std::make_unique<TerminalPrinter>();
+  if (format == "markdown") return std::make_unique<MarkdownPrinter>();
+  if (format == "json") return std::make_unique<JsonPrinter>();
+  if (format == "svg") return std::make_unique<SvgPrinter>();
+  throw std::runtime_error("unknown report format '" + format + "' (terminal, markdown, json, svg)");
+}
 
 std::string eval_summary(const nlohmann::json& r) {
   std::ostringstream out;

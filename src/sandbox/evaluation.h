@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -30,11 +32,19 @@ struct EvalRequest {
   static EvalRequest from_json(const nlohmann::json& j);
 };
 
+// What a worker keeps between evaluations of the same problem: the loaded reference (weights on the
+// GPU) and its eager timing, so a batch pays for them once per problem, not once per sample.
+struct EvalContext {
+  std::shared_ptr<void> reference;        // problems::Reference of `reference_key`
+  std::string reference_key;
+  std::map<std::string, nlohmann::json> eager_timing;  // problem key -> timing JSON
+};
+
 // The result record (JSON). Never throws for anything the submission does; throws only for errors
 // of the request itself (unknown problem, unreadable file, missing archive).
 // `on_stage` hears "correctness" and "timing" as they start (the worker forwards them to its parent,
 // which applies a time budget per stage).
 nlohmann::json evaluate(const EvalRequest& request,
-                        const std::function<void(const std::string&)>& on_stage = {});
+                        const std::function<void(const std::string&)>& on_stage = {}, EvalContext* context = nullptr);
 
 }  // namespace kbench::sandbox

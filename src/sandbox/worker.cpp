@@ -18,38 +18,15 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kKeptOutput = 16 * 1024;  // the tail of the worker's stdout/stderr kept for the record
 constexpr int kResultFd = 3;
 
-void write_line(int fd, const nlohmann::json& j) {
+bool write_line(int fd, const nlohmann::json& j) {
   const std::string line = j.dump() + "\n";
   size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-    if (n <= 0) return;
+    if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
-}
-
-// Owns a pipe's two ends; each closed exactly once.
-struct Pipe {
-  int fd[2] = {-1, -1};
-  Pipe() {
-    if (::pipe2(fd, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-  }
-  ~Pipe() { close_both(); }
-  void close_end(int i) {
-    if (fd[i] >= 0) ::close(fd[i]);
-    fd[i] = -1;
-  }
-  void close_both() { close_end(0); close_end(1); }
-};
-
-nlohmann::json failure_record(const EvalRequest& req, check::Verdict v, const std::string& message,
-                              const std::string& stage, const std::string& output) {
-  return {{"problem", {{"level", req.level}, {"id", req.problem}}},
-          {"submission", {{"path", req.submission}}},
-          {"verdict", check::to_string(v)},
-          {"message", message},
-          {"stage", stage},
-          {"worker_output", output}};
+  return true;
 }
 
 double budget_for(const std::string& stage, const Budgets& b) {
@@ -58,51 +35,106 @@ double budget_for(const std::string& stage, const Budgets& b) {
   return b.compile_s;
 }
 
+// Verdicts after which the worker process is not trusted with another candidate.
+bool leaves_worker_damaged(const nlohmann::json& record) {
+  const auto v = record.value("verdict", "");
+  return v == "runtime_error" || v == "crash" || v == "timeout" || record.value("context_poisoned", false);
+}
+
 }  // namespace
 
-nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe) {
-  Pipe input, results, output;
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Child: stdin = request, fd 3 = results, stdout+stderr = captured output. Own process group so
-    // the parent can kill everything it starts.
+Worker::Worker(std::string exe) : exe_(std::move(exe)) { ::signal(SIGPIPE, SIG_IGN); }
+Worker::~Worker() { stop(); }
+
+void Worker::start() {
+  int input[2], results[2], output[2];
+  if (::pipe2(input, O_CLOEXEC) || ::pipe2(results, O_CLOEXEC) || ::pipe2(output, O_CLOEXEC))
+    throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid_ == 0) {
+    // Child: stdin = requests, fd 3 = stages and records, stdout+stderr = captured output. Its own
+    // process group, so that the parent can kill everything it starts.
     ::setpgid(0, 0);
-    ::dup2(input.fd[0], STDIN_FILENO);
-    ::dup2(results.fd[1], kResultFd);
-    ::dup2(output.fd[1], STDOUT_FILENO);
-    ::dup2(output.fd[1], STDERR_FILENO);
-    ::execl(worker_exe.c_str(), worker_exe.c_str(), "__worker", static_cast<char*>(nullptr));
+    ::dup2(input[0], STDIN_FILENO);
+    ::dup2(results[1], kResultFd);
+    ::dup2(output[1], STDOUT_FILENO);
+    ::dup2(output[1], STDERR_FILENO);
+    ::execl(exe_.c_str(), exe_.c_str(), "__worker", static_cast<char*>(nullptr));
     _exit(127);
   }
-  input.close_end(0);
-  results.close_end(1);
-  output.close_end(1);
-  const std::string payload = request.to_json().dump();
-  write_line(input.fd[1], nlohmann::json::parse(payload));
-  input.close_end(1);
+  ::close(input[0]);
+  ::close(results[1]);
+  ::close(output[1]);
+  to_worker_ = input[1];
+  from_worker_ = results[0];
+  output_ = output[0];
+  pending_.clear();
+  kept_output_.clear();
+  served_ = 0;
+}
 
-  std::string stage = "compile", result_buffer, kept_output;
-  nlohmann::json record;
+void Worker::stop() {
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  for (int* fd : {&to_worker_, &from_worker_, &output_})
+    if (*fd >= 0) ::close(*fd), *fd = -1;
+  pid_ = -1;
+}
+
+nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, bool timed_out, const std::string& stage,
+                                     double budget) {
+  std::string message;
+  check::Verdict verdict = check::Verdict::crash;
+  if (timed_out) {
+    verdict = check::Verdict::timeout;
+    message = "killed after " + std::to_string(static_cast<int>(budget)) + " s in stage '" + stage + "'";
+  } else if (WIFSIGNALED(status)) {
+    message = std::string("worker killed by signal ") + ::strsignal(WTERMSIG(status)) + " in stage '" + stage + "'";
+  } else {
+    message = "worker exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+              " in stage '" + stage + "' without a result";
+  }
+  return {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"submission", {{"path", req.submission}}},
+          {"verdict", check::to_string(verdict)}, {"message", message}, {"stage", stage},
+          {"worker_output", kept_output_}};
+}
+
+nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budgets) {
+  if (pid_ < 0) start();
+  kept_output_.clear();
+  std::string stage = "compile";
   auto stage_start = Clock::now();
-  bool timed_out = false;
-  bool results_open = true, output_open = true;
-  while (results_open || output_open) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - stage_start).count();
-    const double left = budget_for(stage, budgets) - elapsed;
+  bool timed_out = false, worker_gone = !write_line(to_worker_, request.to_json());
+  nlohmann::json record;
+  while (!worker_gone && record.is_null()) {
+    const double left = budget_for(stage, budgets) - std::chrono::duration<double>(Clock::now() - stage_start).count();
     if (left <= 0) {
       timed_out = true;
       break;
     }
-    pollfd fds[2] = {{results_open ? results.fd[0] : -1, POLLIN, 0}, {output_open ? output.fd[0] : -1, POLLIN, 0}};
+    pollfd fds[2] = {{from_worker_, POLLIN, 0}, {output_, POLLIN, 0}};
     ::poll(fds, 2, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
     char buf[65536];
+    if (fds[1].revents) {  // drain output first: a flood must never block the worker
+      const ssize_t n = ::read(output_, buf, sizeof buf);
+      if (n > 0) {
+        kept_output_.append(buf, static_cast<size_t>(n));
+        if (kept_output_.size() > 2 * kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
+      }
+    }
     if (fds[0].revents) {
-      const ssize_t n = ::read(results.fd[0], buf, sizeof buf);
-      if (n <= 0) results_open = false;
-      else result_buffer.append(buf, static_cast<size_t>(n));
-      for (size_t nl; (nl = result_buffer.find('\n')) != std::string::npos; result_buffer.erase(0, nl + 1)) {
-        const auto msg = nlohmann::json::parse(result_buffer.substr(0, nl), nullptr, false);
+      const ssize_t n = ::read(from_worker_, buf, sizeof buf);
+      if (n <= 0) {
+        worker_gone = true;
+        break;
+      }
+      pending_.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = pending_.find('\n')) != std::string::npos;) {
+        const auto msg = nlohmann::json::parse(pending_.substr(0, nl), nullptr, false);
+        pending_.erase(0, nl + 1);
         if (msg.is_discarded()) continue;
         if (msg.contains("stage")) {
           stage = msg["stage"];
@@ -112,58 +144,48 @@ nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budg
         }
       }
     }
-    if (fds[1].revents) {
-      const ssize_t n = ::read(output.fd[0], buf, sizeof buf);
-      if (n <= 0) output_open = false;
-      else {
-        kept_output.append(buf, static_cast<size_t>(n));  // a flood is drained, only its tail is kept
-        if (kept_output.size() > 2 * kKeptOutput) kept_output.erase(0, kept_output.size() - kKeptOutput);
-      }
-    }
   }
-  if (timed_out) ::kill(-pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (kept_output.size() > kKeptOutput) kept_output.erase(0, kept_output.size() - kKeptOutput);
+  if (kept_output_.size() > kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
 
-  if (timed_out)
-    return failure_record(request, check::Verdict::timeout,
-                          "killed after " + std::to_string(static_cast<int>(budget_for(stage, budgets))) +
-                              " s in stage '" + stage + "'",
-                          stage, kept_output);
-  if (!record.is_null()) {
-    if (WIFSIGNALED(status) && !record.contains("verdict"))
-      return failure_record(request, check::Verdict::crash, "worker died", stage, kept_output);
-    record["worker_output"] = kept_output;
-    return record;
+  if (record.is_null()) {
+    if (timed_out) ::kill(-pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    auto failed = finish_failed(request, status, timed_out, stage, budget_for(stage, budgets));
+    stop();
+    return failed;
   }
-  if (WIFSIGNALED(status))
-    return failure_record(request, check::Verdict::crash,
-                          std::string("worker killed by signal ") + ::strsignal(WTERMSIG(status)) + " in stage '" +
-                              stage + "'",
-                          stage, kept_output);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return failure_record(request, check::Verdict::crash,
-                        "worker exited with code " + std::to_string(code) + " in stage '" + stage +
-                            "' without a result",
-                        stage, kept_output);
+  ++served_;
+  record["worker_output"] = kept_output_;
+  record["worker_evaluations"] = served_;
+  if (leaves_worker_damaged(record)) stop();
+  return record;
+}
+
+nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe) {
+  Worker worker(worker_exe);
+  return worker.evaluate(request, budgets);
 }
 
 int run_worker(int fd) {
-  std::string line;
-  std::getline(std::cin, line);
-  const auto request = EvalRequest::from_json(nlohmann::json::parse(line));
-  write_line(fd, {{"stage", "compile"}});
-  nlohmann::json record;
-  try {
-    record = evaluate(request, [fd](const std::string& stage) { write_line(fd, {{"stage", stage}}); });
-  } catch (const std::exception& e) {
-    // Errors of the request itself (unknown problem, missing archive): reported, not a verdict.
-    record = {{"error", e.what()}};
+  EvalContext context;
+  for (std::string line; std::getline(std::cin, line);) {
+    if (line.empty()) continue;
+    write_line(fd, {{"stage", "compile"}});
+    nlohmann::json record;
+    try {
+      const auto request = EvalRequest::from_json(nlohmann::json::parse(line));
+      record = evaluate(request, [fd](const std::string& stage) { write_line(fd, {{"stage", stage}}); }, &context);
+    } catch (const std::exception& e) {
+      // Errors of the request itself (unknown problem, missing archive): reported, not a verdict.
+      record = {{"error", e.what()}};
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    write_line(fd, {{"record", record}});
   }
-  write_line(fd, {{"record", record}});
   // Skip static destructors: after a sticky CUDA error, CUDA teardown can hang or abort.
-  std::cout.flush();
   _exit(0);
 }
 

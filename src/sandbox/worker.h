@@ -1,9 +1,11 @@
-// Isolation: each evaluation runs in a child process (`kbench __worker`). Whatever the candidate does
+// Isolation: evaluations run in a child process (`kbench __worker`). Whatever the candidate does
 // there — segfault, abort, sticky CUDA error, endless kernel, a flood of output — the parent records
-// a verdict and carries on with a fresh worker and a fresh CUDA context.
+// a verdict and carries on with a fresh worker and a fresh CUDA context. A worker whose last
+// evaluation ended cleanly is reused, keeping its loaded reference and eager timings.
 #pragma once
 
 #include <string>
+#include <sys/types.h>
 
 #include <nlohmann/json.hpp>
 
@@ -13,15 +15,43 @@ namespace kbench::sandbox {
 
 struct Budgets {
   double compile_s = 60;       // split + NVRTC + host program
-  double correctness_s = 180;  // inputs, reference and 5 candidate trials
+  double correctness_s = 180;  // reference load, inputs, 5 candidate trials
   double timing_s = 300;       // candidate and eager timing
 };
 
-// Runs `request` in a worker and returns its record; never throws for anything the worker does.
-// `worker_exe` is the kbench binary (it re-executes itself with the hidden __worker command).
+// One worker process. Not copyable: it owns the child and its pipes.
+class Worker {
+ public:
+  explicit Worker(std::string exe);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Runs `request` in the worker (starting one if needed) and returns its record; never throws for
+  // anything the candidate does. After a verdict that may have left the process damaged (crash,
+  // timeout, runtime error), the worker is gone and the next call starts a fresh one.
+  nlohmann::json evaluate(const EvalRequest& request, const Budgets& budgets);
+
+  int evaluations_in_this_process() const { return served_; }
+
+ private:
+  void start();
+  void stop();
+  nlohmann::json finish_failed(const EvalRequest& req, int status, bool timed_out, const std::string& stage,
+                               double budget);
+
+  std::string exe_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1, from_worker_ = -1, output_ = -1;
+  std::string pending_, kept_output_;
+  int served_ = 0;
+};
+
+// One request in a fresh worker: what `kbench eval` does.
 nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe);
 
-// The worker side: reads one request (JSON) from stdin, reports stages and the record on `fd`.
+// The worker side: reads requests (one JSON per line) from stdin until EOF; reports stages and
+// records on `fd`.
 int run_worker(int fd);
 
 }  // namespace kbench::sandbox

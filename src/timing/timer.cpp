@@ -101,7 +101,11 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
       ms = wall;
     }
     m.trial_ms.push_back(ms);
-    if (after_trial) after_trial(i);
+    if (after_trial) {
+      after_trial(i);
+      // Whatever the callback enqueued must not run into the next trial's wall-clock window.
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after trial)");
+    }
   }
   m.stats = summarize(m.trial_ms);
   m.noisy = m.stats.cv > options.noisy_cv;

@@ -1,7 +1,7 @@
 // Level 1 problem 19: a kernel that never finishes. The worker is killed at its budget.
+// (The loop reads memory through a volatile pointer: a loop without side effects may be deleted.)
 extern "C" __global__ void relu(const float* x, float* y, long long n) {
-  volatile int forever = 1;
-  while (forever) {}
+  while (*(volatile const float*)x >= -1.0f) {}
 }
 
 /* kbench:host

@@ -1,0 +1,121 @@
+#include "report/scoring.h"
+
+#include <cmath>
+
+namespace kbench::report {
+namespace {
+
+std::string problem_key(const nlohmann::json& r) {
+  return std::to_string(r["problem"].value("level", 0)) + "/" + std::to_string(r["problem"].value("id", 0));
+}
+
+double geomean(const std::vector<double>& xs) {
+  if (xs.empty()) return 0;
+  double log_sum = 0;
+  for (double x : xs) log_sum += std::log(x);
+  return std::exp(log_sum / static_cast<double>(xs.size()));
+}
+
+std::map<std::string, ProblemSamples> collect(const std::vector<nlohmann::json>& records, int level) {
+  std::map<std::string, ProblemSamples> per_problem;
+  for (const auto& r : records) {
+    if (!r.contains("problem") || r["problem"].value("level", 0) != level) continue;
+    auto& p = per_problem[problem_key(r)];
+    ++p.samples;
+    if (r.value("verdict", "") != "correct") continue;
+    ++p.correct;
+    if (r.contains("timing") && r["timing"].contains("speedup_eager"))
+      p.speedup_eager.push_back(r["timing"]["speedup_eager"].get<double>());
+    if (r.contains("timing") && r["timing"].contains("speedup_compiled"))
+      p.speedup_compiled.push_back(r["timing"]["speedup_compiled"].get<double>());
+  }
+  return per_problem;
+}
+
+int count_above(const std::vector<double>& xs, double p) {
+  int n = 0;
+  for (double x : xs) n += x > p;
+  return n;
+}
+
+}  // namespace
+
+double at_k(int n, int c, int k) {
+  if (n - c < k) return 1.0;
+  double none = 1.0;  // C(n-c, k) / C(n, k) as a running product
+  for (int i = n - c + 1; i <= n; ++i) none *= 1.0 - static_cast<double>(k) / i;
+  return 1.0 - none;
+}
+
+std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const std::map<int, int>& level_sizes) {
+  std::vector<LevelScore> out;
+  for (const auto& [level, size] : level_sizes) {
+    const auto per_problem = collect(records, level);
+    if (per_problem.empty()) continue;
+    LevelScore s;
+    s.level = level;
+    s.problems_in_level = size;
+    s.problems_sampled = static_cast<int>(per_problem.size());
+    for (const auto& r : records)
+      if (r.contains("problem") && r["problem"].value("level", 0) == level) ++s.verdicts[r.value("verdict", "?")], ++s.submissions;
+    std::vector<double> all_eager, all_compiled;
+    for (const auto& [key, p] : per_problem) {
+      s.max_samples = std::max(s.max_samples, p.samples);
+      s.pass_at_1 += static_cast<double>(p.correct) / p.samples;
+      for (double t : kThresholds) {
+        s.fast_eager[t] += static_cast<double>(count_above(p.speedup_eager, t)) / p.samples;
+        s.fast_compiled[t] += static_cast<double>(count_above(p.speedup_compiled, t)) / p.samples;
+      }
+      all_eager.insert(all_eager.end(), p.speedup_eager.begin(), p.speedup_eager.end());
+      all_compiled.insert(all_compiled.end(), p.speedup_compiled.begin(), p.speedup_compiled.end());
+    }
+    int min_samples = s.max_samples;
+    for (const auto& [key, p] : per_problem) min_samples = std::min(min_samples, p.samples);
+    for (int k : {2, 5, 10})
+      if (k <= min_samples)
+        for (const auto& [key, p] : per_problem) {
+          s.pass_at_k[k] += at_k(p.samples, p.correct, k);
+          s.fast1_at_k[k] += at_k(p.samples, count_above(p.speedup_eager, 1.0), k);
+        }
+    // Shares of the whole level: problems nobody submitted for count as failures.
+    s.pass_at_1 /= size;
+    for (auto& [t, v] : s.fast_eager) v /= size;
+    for (auto& [t, v] : s.fast_compiled) v /= size;
+    for (auto& [k, v] : s.pass_at_k) v /= size;
+    for (auto& [k, v] : s.fast1_at_k) v /= size;
+    s.geomean_speedup_eager = geomean(all_eager);
+    s.geomean_speedup_compiled = geomean(all_compiled);
+    s.has_compiled = !all_compiled.empty();
+    out.push_back(s);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const LevelScore& s) {
+  nlohmann::json fe, fc, pk, fk;
+  for (const auto& [t, v] : s.fast_eager) fe["fast_" + nlohmann::json(t).dump()] = v;
+  for (const auto& [t, v] : s.fast_compiled) fc["fast_" + nlohmann::json(t).dump()] = v;
+  for (const auto& [k, v] : s.pass_at_k) pk["pass@" + std::to_string(k)] = v;
+  for (const auto& [k, v] : s.fast1_at_k) fk["fast_1@" + std::to_string(k)] = v;
+  return {{"level", s.level}, {"problems_in_level", s.problems_in_level}, {"problems_sampled", s.problems_sampled},
+          {"submissions", s.submissions}, {"max_samples", s.max_samples}, {"verdicts", s.verdicts},
+          {"pass@1", s.pass_at_1}, {"fast_p_eager", fe}, {"fast_p_compiled", s.has_compiled ? fc : nlohmann::json()},
+          {"pass@k", pk}, {"fast_1@k", fk}, {"geomean_speedup_eager", s.geomean_speedup_eager},
+          {"geomean_speedup_compiled", s.has_compiled ? nlohmann::json(s.geomean_speedup_compiled) : nlohmann::json()}};
+}
+
+std::vector<std::pair<double, double>> fast_curve(const std::vector<nlohmann::json>& records, int level,
+                                                  int problems_in_level, const std::string& baseline, double p_max) {
+  const auto per_problem = collect(records, level);
+  std::vector<std::pair<double, double>> curve;
+  for (int i = 0; i <= 100; ++i) {
+    const double p = p_max * i / 100.0;
+    double sum = 0;
+    for (const auto& [key, s] : per_problem)
+      sum += static_cast<double>(count_above(baseline == "compiled" ? s.speedup_compiled : s.speedup_eager, p)) / s.samples;
+    curve.emplace_back(p, sum / problems_in_level);
+  }
+  return curve;
+}
+
+}  // namespace kbench::report

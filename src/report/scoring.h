@@ -1,0 +1,50 @@
+// KernelBench's scores over result records: fast_p, pass@k / fast_p@k, geometric-mean speedups.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench::report {
+
+// Speedup thresholds reported by default (p in fast_p).
+inline const std::vector<double> kThresholds = {0.0, 0.5, 1.0, 1.5, 2.0};
+
+struct ProblemSamples {
+  int samples = 0;
+  int correct = 0;
+  std::vector<double> speedup_eager;     // one per correct sample that was timed
+  std::vector<double> speedup_compiled;  // one per correct sample with a compiled baseline
+};
+
+struct LevelScore {
+  int level = 0;
+  int problems_in_level = 0;  // the denominator: every problem of the level, sampled or not
+  int problems_sampled = 0;
+  int submissions = 0;
+  int max_samples = 0;
+  std::map<std::string, int> verdicts;
+  std::map<double, double> fast_eager, fast_compiled;  // p -> fast_p (expected over samples)
+  double pass_at_1 = 0;
+  std::map<int, double> pass_at_k, fast1_at_k;         // k -> pass@k, fast_1@k (k > 1 when samples allow)
+  double geomean_speedup_eager = 0;                   // over correct, timed samples
+  double geomean_speedup_compiled = 0;
+  bool has_compiled = false;
+};
+
+// Unbiased estimator of the chance that at least one of k draws (of n, c good) is good.
+double at_k(int n, int c, int k);
+
+// Scores per level from records (several samples per problem allowed). `level_sizes` gives the
+// number of problems per level (100, 100, 50 for KernelBench).
+std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const std::map<int, int>& level_sizes);
+
+nlohmann::json to_json(const LevelScore& s);
+
+// fast_p against eager for p in [0, p_max]: the curve the SVG plot draws.
+std::vector<std::pair<double, double>> fast_curve(const std::vector<nlohmann::json>& records, int level,
+                                                  int problems_in_level, const std::string& baseline, double p_max);
+
+}  // namespace kbench::report

@@ -1,0 +1,265 @@
+#include "sandbox/batch.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+#include "compile/compile_cache.h"
+#include "compile/submission.h"
+#include "launch/cuda_driver.h"
+#include "problems/catalog.h"
+
+namespace kbench::sandbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Records already in `out` (a resumed batch), keyed by submission path. A torn last line from a
+// killed run is cut off so that appending continues on a clean line.
+std::map<std::string, nlohmann::json> read_existing(const std::filesystem::path& out) {
+  std::map<std::string, nlohmann::json> done;
+  std::ifstream in(out, std::ios::binary);
+  if (!in) return done;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto last_newline = text.rfind('\n');
+  const size_t keep = last_newline == std::string::npos ? 0 : last_newline + 1;
+  if (keep != text.size()) std::filesystem::resize_file(out, keep);
+  std::istringstream lines(text.substr(0, keep));
+  for (std::string line; std::getline(lines, line);) {
+    const auto r = nlohmann::json::parse(line, nullptr, false);
+    if (!r.is_discarded() && r.contains("batch")) done[r["batch"].value("file", "")] = r;
+  }
+  return done;
+}
+
+// Appends records, one line each, flushed at once: a batch killed at any point loses nothing
+// that was reported.
+class ResultWriter {
+ public:
+  explicit ResultWriter(const std::filesystem::path& path) {
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    file_ = std::fopen(path.c_str(), "a");
+    if (!file_) throw std::runtime_error("cannot append to " + path.string());
+  }
+  ~ResultWriter() { std::fclose(file_); }
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
+  void append(const nlohmann::json& record) {
+    const std::string line = record.dump() + "\n";
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+    ::fsync(::fileno(file_));
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::mutex mutex_;
+};
+
+// "[120/400] correct 80  value_mismatch 30 ... ETA 2m10s" on one self-overwriting stderr line.
+class Progress {
+ public:
+  Progress(int total, bool enabled) : total_(total), enabled_(enabled && ::isatty(STDERR_FILENO)), start_(Clock::now()) {}
+  void update(const std::string& verdict) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++done_;
+    ++counts_[verdict];
+    if (!enabled_) return;
+    std::string line = "\r[" + std::to_string(done_) + "/" + std::to_string(total_) + "]";
+    for (const auto& [v, n] : counts_) line += " " + v + " " + std::to_string(n);
+    const double eta = seconds_since(start_) / done_ * (total_ - done_);
+    line += "  ETA " + std::to_string(static_cast<int>(eta) / 60) + "m" + std::to_string(static_cast<int>(eta) % 60) + "s ";
+    std::fputs(line.c_str(), stderr);
+    if (done_ == total_) std::fputs("\n", stderr);
+  }
+
+ private:
+  int total_, done_ = 0;
+  bool enabled_;
+  Clock::time_point start_;
+  std::map<std::string, int> counts_;
+  std::mutex mutex_;
+};
+
+struct Job {
+  DiscoveredSubmission submission;
+  std::string hash;
+  std::shared_future<void> compiled;  // ready once NVRTC has put it in the compile cache
+};
+
+}  // namespace
+
+Discovery discover(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) throw std::runtime_error("not a directory: " + dir.string());
+  static const std::regex flat(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.cu)");
+  static const std::regex nested(R"((?:.*/)?level(\d+)/(\d+)/[^/]+\.cu)");
+  Discovery d;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".cu") continue;
+    const std::string rel = std::filesystem::relative(entry.path(), dir).string();
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    DiscoveredSubmission s{entry.path(), rel};
+    if (std::regex_match(name, m, flat)) {
+      s.level = std::stoi(m[1]), s.problem = std::stoi(m[2]), s.sample = std::stoi(m[3]);
+    } else if (std::regex_match(rel, m, nested)) {
+      s.level = std::stoi(m[1]), s.problem = std::stoi(m[2]);
+    } else {
+      d.unmatched.push_back(rel);
+      continue;
+    }
+    d.submissions.push_back(s);
+  }
+  std::sort(d.submissions.begin(), d.submissions.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.level, a.problem, a.relative) < std::tie(b.level, b.problem, b.relative);
+  });
+  std::sort(d.unmatched.begin(), d.unmatched.end());
+  return d;
+}
+
+bool in_shard(const std::string& content_hash, int index, int count) {
+  if (count <= 1) return true;
+  const unsigned long long h = std::stoull(content_hash.substr(0, 12), nullptr, 16);
+  return static_cast<int>(h % static_cast<unsigned long long>(count)) == index;
+}
+
+nlohmann::json BatchSummary::to_json() const {
+  return {{"discovered", discovered}, {"unmatched", unmatched}, {"in_shard", in_shard}, {"resumed", resumed},
+          {"evaluated", evaluated}, {"duplicates", duplicates}, {"wall_s", wall_s}, {"compile_s", compile_s},
+          {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}};
+}
+
+BatchSummary run_batch(const BatchOptions& o) {
+  const auto start = Clock::now();
+  BatchSummary summary;
+  const auto found = discover(o.dir);
+  summary.discovered = static_cast<int>(found.submissions.size());
+  summary.unmatched = static_cast<int>(found.unmatched.size());
+  const auto catalog = problems::Catalog::load(problems::project_root(o.base.root));
+  auto existing = read_existing(o.out);
+  ResultWriter writer(o.out);
+
+  // Hash every file; keep this shard's; evaluate each (problem, content) once.
+  std::vector<Job> jobs;
+  std::map<std::string, std::string> first_of;  // "L/P/hash" -> relative path evaluated
+  std::vector<std::pair<DiscoveredSubmission, std::string>> duplicates;
+  for (const auto& s : found.submissions) {
+    std::ifstream in(s.path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto hash = compile::content_hash(text);
+    if (!in_shard(hash, o.shard_index, o.shard_count)) continue;
+    ++summary.in_shard;
+    const auto key = std::to_string(s.level) + "/" + std::to_string(s.problem) + "/" + hash;
+    if (existing.count(s.relative)) {
+      ++summary.resumed;
+      first_of.emplace(key, s.relative);
+      continue;
+    }
+    if (auto it = first_of.find(key); it != first_of.end()) {
+      duplicates.emplace_back(s, it->second);
+      continue;
+    }
+    first_of[key] = s.relative;
+    jobs.push_back({s, hash, {}});
+  }
+
+  // NVRTC on every core, ahead of the GPUs: workers then find their CUBINs in the compile cache.
+  const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
+  compile::CompileOptions copts;
+  copts.arch = !o.base.arch.empty() ? o.base.arch : (gpu0.present ? gpu0.arch() : "sm_90a");
+  const compile::CompileCache cache(problems::cache_dir() / "compile");
+  std::atomic<size_t> next_compile{0};
+  std::vector<std::promise<void>> compiled(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].compiled = compiled[i].get_future().share();
+  const int threads = o.compile_threads > 0 ? o.compile_threads : std::max(1u, std::thread::hardware_concurrency());
+  const auto compile_start = Clock::now();
+  std::vector<std::thread> compilers;
+  for (int t = 0; t < threads; ++t)
+    compilers.emplace_back([&] {
+      for (size_t i; (i = next_compile++) < jobs.size();) {
+        try {
+          const auto sub = compile::read_submission(jobs[i].submission.path);
+          compile::compile_device_source(sub.device_source, jobs[i].submission.path.filename().string(), copts, &cache);
+        } catch (const std::exception&) {
+          // Malformed files get their verdict from the worker; nothing to prepare here.
+        }
+        compiled[i].set_value();
+      }
+    });
+
+  // One worker per GPU, each pulling the next job in (problem, path) order so that consecutive
+  // samples of a problem reuse the worker's loaded reference and eager timing.
+  std::vector<int> gpus = o.gpus;
+  if (gpus.empty())
+    for (int g = 0; g < std::max(1, launch::device_count()); ++g) gpus.push_back(g);
+  summary.gpu_busy_s.assign(gpus.size(), 0.0);
+  Progress progress(static_cast<int>(jobs.size()), o.progress);
+  std::atomic<size_t> next_job{0};
+  std::mutex summary_mutex;
+  std::vector<std::thread> runners;
+  for (size_t g = 0; g < gpus.size(); ++g)
+    runners.emplace_back([&, g] {
+      Worker worker(o.worker_exe);
+      for (size_t i; (i = next_job++) < jobs.size();) {
+        jobs[i].compiled.wait();
+        auto req = o.base;
+        req.submission = jobs[i].submission.path.string();
+        req.level = jobs[i].submission.level;
+        req.problem = jobs[i].submission.problem;
+        req.device = gpus[g];
+        const auto t0 = Clock::now();
+        nlohmann::json record;
+        if (!catalog.find(req.level, req.problem)) {
+          record = {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"verdict", "host_error"},
+                    {"message", "no such problem in the catalog"}};
+        } else {
+          record = worker.evaluate(req, o.budgets);
+        }
+        const double busy = seconds_since(t0);
+        if (record.contains("error")) {  // the request failed (e.g. missing archive): keep it visible
+          record["verdict"] = "not_checked";
+          record["message"] = "harness error: " + record["error"].get<std::string>();
+          record["problem"] = {{"level", req.level}, {"id", req.problem}};
+        }
+        record["batch"] = {{"file", jobs[i].submission.relative}, {"sample", jobs[i].submission.sample},
+                           {"hash", jobs[i].hash}, {"gpu", gpus[g]}, {"seconds", busy}};
+        writer.append(record);
+        progress.update(record.value("verdict", "?"));
+        std::lock_guard<std::mutex> lock(summary_mutex);
+        summary.gpu_busy_s[g] += busy;
+        ++summary.evaluated;
+        ++summary.verdicts[record.value("verdict", "?")];
+        existing[jobs[i].submission.relative] = record;
+      }
+    });
+  for (auto& t : compilers) t.join();
+  summary.compile_s = seconds_since(compile_start);
+  for (auto& t : runners) t.join();
+
+  // Identical files: the first one's verdict, recorded under each name.
+  for (const auto& [dup, original] : duplicates) {
+    auto record = existing.at(original);
+    record["duplicate_of"] = original;
+    record["batch"]["file"] = dup.relative;
+    record["batch"]["sample"] = dup.sample;
+    record["submission"]["path"] = dup.path.string();
+    writer.append(record);
+    ++summary.duplicates;
+    ++summary.verdicts[record.value("verdict", "?")];
+  }
+  summary.wall_s = seconds_since(start);
+  return summary;
+}
+
+}  // namespace kbench::sandbox

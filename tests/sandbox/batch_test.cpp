@@ -1,0 +1,108 @@
+// Batch discovery, deduplication and resumption, on the CPU (verdicts there are compile-side).
+#include <fstream>
+
+#include "fixtures.h"
+#include "compile/submission.h"
+#include "sandbox/batch.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kbench-batch-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void copy_submission(const std::string& fixture, const std::filesystem::path& to) {
+  std::filesystem::create_directories(to.parent_path());
+  std::filesystem::copy_file(testing::test_dir() / "submissions" / fixture, to);
+}
+
+std::vector<nlohmann::json> read_lines(const std::filesystem::path& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+sandbox::BatchOptions options_for(const std::filesystem::path& dir) {
+  sandbox::BatchOptions o;
+  o.dir = dir;
+  o.out = dir / "results.jsonl";
+  o.progress = false;
+  o.compile_threads = 2;
+  o.base.check.tolerance = {-1, -1};
+  o.worker_exe = KBENCH_EXE;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("discovery knows both layouts and lists what it does not match", "[sandbox]") {
+  const auto dir = fresh_dir("discover");
+  copy_submission("l1_19_relu_correct.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("l1_19_relu_correct.cu", dir / "level2" / "5" / "try.cu");
+  copy_submission("l1_19_relu_correct.cu", dir / "notes" / "scratch.cu");
+  const auto found = sandbox::discover(dir);
+  REQUIRE(found.submissions.size() == 2);
+  CHECK(found.submissions[0].level == 1);
+  CHECK(found.submissions[0].problem == 19);
+  CHECK(found.submissions[1].level == 2);
+  CHECK(found.submissions[1].problem == 5);
+  REQUIRE(found.unmatched.size() == 1);
+  CHECK(found.unmatched[0] == "notes/scratch.cu");
+}
+
+TEST_CASE("a batch records every submission once, evaluates duplicates once, and resumes", "[sandbox]") {
+  const auto dir = fresh_dir("resume");
+  copy_submission("l1_19_relu_correct.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("l1_19_relu_correct.cu", dir / "level_1_problem_19_sample_1_kernel.cu");  // identical
+  copy_submission("l1_19_compile_error.cu", dir / "level_1_problem_19_sample_2_kernel.cu");
+  copy_submission("l1_19_missing_host.cu", dir / "level_1_problem_19_sample_3_kernel.cu");
+  auto o = options_for(dir);
+
+  const auto first = sandbox::run_batch(o);
+  CHECK(first.evaluated == 3);
+  CHECK(first.duplicates == 1);
+  auto lines = read_lines(o.out);
+  REQUIRE(lines.size() == 4);
+  std::map<std::string, std::string> verdict_of;
+  for (const auto& r : lines) verdict_of[r["batch"]["file"]] = r["verdict"];
+  CHECK(verdict_of["level_1_problem_19_sample_2_kernel.cu"] == "compile_error");
+  CHECK(verdict_of["level_1_problem_19_sample_3_kernel.cu"] == "host_error");
+  CHECK(verdict_of["level_1_problem_19_sample_0_kernel.cu"] == verdict_of["level_1_problem_19_sample_1_kernel.cu"]);
+
+  // A killed run leaves a torn last line; the next run cuts it and evaluates only what is missing.
+  {
+    auto kept = read_lines(o.out);
+    kept.pop_back();
+    std::ofstream out(o.out, std::ios::trunc);
+    for (const auto& r : kept) out << r.dump() << "\n";
+    out << "{\"verdict\": \"corr";
+  }
+  const auto second = sandbox::run_batch(o);
+  CHECK(second.resumed == 3);
+  CHECK(second.evaluated + second.duplicates == 1);
+  lines = read_lines(o.out);
+  CHECK(lines.size() == 4);
+  std::set<std::string> files;
+  for (const auto& r : lines) files.insert(r["batch"]["file"].get<std::string>());
+  CHECK(files.size() == 4);
+}
+
+TEST_CASE("shards partition the submissions by content", "[sandbox]") {
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 300; ++i) {
+    const auto hash = compile::content_hash("submission " + std::to_string(i));
+    int owners = 0;
+    for (int s = 0; s < 3; ++s)
+      if (sandbox::in_shard(hash, s, 3)) ++owners, ++counts[s];
+    CHECK(owners == 1);
+  }
+  for (int c : counts) CHECK(c > 50);
+}
