@@ -2,12 +2,12 @@
 //   y[r, j] = x[r, j] / sqrt(sum_j x[r, :]^2)
 //
 // PyTorch eager makes three passes over the tensor (the norm reads x, the division reads x and
-// writes y). The row sum has to be known before any output, so the row must be read
-// twice or kept on chip; a 256 KiB row is too big for one SM's shared memory, so a thread block
-// cluster of 4 CTAs (sm_90) owns each row, each keeping a quarter (64 KiB) in shared memory. The
-// 4 partial sums are combined through distributed shared memory, and the outputs are written from
-// shared memory: one read and one write of the tensor. 65535 columns make rows start at every
-// 4-byte offset, so loads are scalar (still coalesced) rather than float4.
+// writes y). The row sum has to be known before any output, so the row must be read twice or kept
+// on chip; a 256 KiB row is too big for one SM's shared memory, so a thread block cluster of 4
+// CTAs (sm_90) owns each row, each keeping a quarter (64 KiB) in shared memory. The 4 partial
+// sums are combined through distributed shared memory, and the outputs are written from shared
+// memory: one read and one write of the tensor. 65535 columns make rows start at every 4-byte
+// offset, so loads are scalar (still coalesced) rather than float4.
 
 #include <cooperative_groups.h>
 

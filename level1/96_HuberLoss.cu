@@ -26,7 +26,7 @@ __device__ __forceinline__ float huber4(float4 p, float4 t) {
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 huber_partials(const float* __restrict__ pred, const float* __restrict__ targ, float* __restrict__ partials,
-             long long n) {
+               long long n) {
   const long long n4 = n / 4;
   const float4* __restrict__ p4 = reinterpret_cast<const float4*>(pred);
   const float4* __restrict__ t4 = reinterpret_cast<const float4*>(targ);

@@ -16,6 +16,8 @@
 #include "report/baselines.h"
 #include "report/environment.h"
 #include "report/printers.h"
+#include "report/prompt.h"
+#include "report/regression.h"
 #include "report/scoring.h"
 #include "sandbox/batch.h"
 #include "sandbox/evaluation.h"
@@ -371,6 +373,117 @@ void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// ---- ci -----------------------------------------------------------------------------------------
+void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("ci", "Re-evaluate reference kernels; fail on a changed verdict or a slower kernel");
+  auto dir = std::make_shared<std::string>(), recorded_path = std::make_shared<std::string>();
+  auto record = std::make_shared<bool>(false);
+  auto timing_trials = std::make_shared<int>(100);
+  cmd->add_option("dir", *dir, "Kernel collection (default: the project's levelN/<id>_<Name>.cu)")->check(CLI::ExistingDirectory);
+  cmd->add_option("--recorded", *recorded_path, "Recorded results (default: results/ci/<gpu>.json)");
+  cmd->add_flag("--record", *record, "Write this run's results as the new record");
+  cmd->add_option("--timing-trials", *timing_trials, "Timed trials per kernel")->check(CLI::Range(1, 100000));
+  cmd->callback([&g, &exit_code, dir, recorded_path, record, timing_trials] {
+    apply_logging(g);
+    const auto root = problems::project_root(g.root);
+    const auto gpu = launch::query_device(0);
+    sandbox::BatchOptions o;
+    o.dir = dir->empty() ? root : std::filesystem::path(*dir);
+    const auto scratch = std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");
+    o.out = scratch;
+    o.progress = !g.json && g.verbosity >= 0;
+    o.base.root = g.root;
+    o.base.check.tolerance = {-1, -1};
+    o.base.timing.trials = *timing_trials;
+    o.base.compile_only = !gpu.present;
+    o.worker_exe = self_exe();
+    sandbox::run_batch(o);
+    std::vector<nlohmann::json> records;
+    {
+      std::ifstream in(scratch);
+      for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+    }
+    std::filesystem::remove(scratch);
+    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a["batch"]["file"] < b["batch"]["file"]; });
+    const auto file = !recorded_path->empty() ? std::filesystem::path(*recorded_path)
+                                              : root / "results" / "ci" / (report::gpu_slug(gpu.present ? gpu.name : "") + ".json");
+    nlohmann::json recorded = nlohmann::json::object();
+    if (std::filesystem::exists(file)) recorded = nlohmann::json::parse(read_text(file));
+    else if (!gpu.present) {
+      // No GPU: compare compile-side verdicts with any GPU's record there is.
+      for (const auto& entry : std::filesystem::directory_iterator(root / "results" / "ci"))
+        if (entry.path().extension() == ".json") recorded.update(nlohmann::json::parse(read_text(entry.path())));
+    }
+    const auto rows = report::compare_with_recorded(recorded, records, gpu.present);
+    int regressed = 0, skipped = 0;
+    for (const auto& r : rows) regressed += r.status == "REGRESSED", skipped += r.status == "skipped";
+    if (g.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"file", r.file}, {"recorded", r.recorded_verdict}, {"verdict", r.verdict}, {"status", r.status},
+                     {"recorded_speedup", r.recorded_speedup}, {"speedup", r.speedup}, {"why", r.why}});
+      std::cout << nlohmann::json{{"kernels", j}, {"regressed", regressed}, {"gpu", gpu.present}}.dump(2) << "\n";
+    } else {
+      std::cout << report::regression_table(rows);
+      std::printf("%zu kernels, %d regressed%s\n", rows.size(), regressed,
+                  gpu.present ? "" : (", " + std::to_string(skipped) + " not run (no GPU: compiled and checked signatures and host programs only)").c_str());
+    }
+    if (*record) {
+      if (!gpu.present) throw std::runtime_error("--record needs a GPU: a record holds verdicts and timings");
+      std::filesystem::create_directories(file.parent_path());
+      std::ofstream(file) << report::to_recorded(records).dump(2) << "\n";
+      std::printf("recorded %s\n", file.c_str());
+    }
+    exit_code = regressed ? 1 : 0;
+  });
+}
+
+// ---- prompt -------------------------------------------------------------------------------------
+void add_prompt(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("prompt", "Print a prompt for a language model (one-shot, KernelBench-style)");
+  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0);
+  auto with_gpu = std::make_shared<bool>(false);
+  auto feedback = std::make_shared<std::string>(), previous = std::make_shared<std::string>();
+  cmd->add_option("--level", *level, "Level (1, 2 or 3)")->required()->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", *id, "Problem id within the level")->required();
+  cmd->add_flag("--gpu", *with_gpu, "Add this GPU's specifications");
+  cmd->add_option("--feedback", *feedback, "An evaluation record (kbench eval --out): the next refinement turn")->check(CLI::ExistingFile);
+  cmd->add_option("--previous", *previous, "The submission that record is about (default: its submission path)");
+  cmd->callback([&g, &exit_code, level, id, with_gpu, feedback, previous] {
+    apply_logging(g);
+    const auto catalog = problems::Catalog::load(problems::project_root(g.root));
+    const auto& p = catalog.get(*level, *id);
+    const auto& example = catalog.get(1, 19);
+    report::PromptInput in;
+    in.problem_name = p.name;
+    in.reference_source = read_text(catalog.source_path(p));
+    in.example_reference = read_text(catalog.source_path(example));
+    in.example_solution = read_text(catalog.root() / "level1" / "19_ReLU.cu");
+    if (*with_gpu) {
+      const auto gpu = launch::query_device(0);
+      if (!gpu.present) throw std::runtime_error("--gpu needs a GPU: " + gpu.why_absent);
+      in.gpu = gpu;
+    }
+    if (!feedback->empty()) {
+      in.feedback = nlohmann::json::parse(read_text(*feedback));
+      const std::string path = !previous->empty() ? *previous : (*in.feedback)["submission"].value("path", "");
+      in.previous_submission = path.empty() ? "" : read_text(path);
+    }
+    const auto text = report::build_prompt(in);
+    if (g.json) std::cout << nlohmann::json{{"prompt", text}}.dump(2) << "\n";
+    else std::cout << text;
+    exit_code = 0;
+  });
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
@@ -401,6 +514,8 @@ void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
   add_baseline(app, global, exit_code);
   add_batch(app, global, exit_code);
   add_report(app, global, exit_code);
+  add_ci(app, global, exit_code);
+  add_prompt(app, global, exit_code);
   add_worker(app, exit_code);
 }
 

@@ -104,6 +104,7 @@ Discovery discover(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir)) throw std::runtime_error("not a directory: " + dir.string());
   static const std::regex flat(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.cu)");
   static const std::regex nested(R"((?:.*/)?level(\d+)/(\d+)/[^/]+\.cu)");
+  static const std::regex beside(R"((?:.*/)?level(\d+)/(\d+)_[^/]+\.cu)");  // levelN/<id>_<Name>.cu
   Discovery d;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".cu") continue;
@@ -113,7 +114,7 @@ Discovery discover(const std::filesystem::path& dir) {
     DiscoveredSubmission s{entry.path(), rel};
     if (std::regex_match(name, m, flat)) {
       s.level = std::stoi(m[1]), s.problem = std::stoi(m[2]), s.sample = std::stoi(m[3]);
-    } else if (std::regex_match(rel, m, nested)) {
+    } else if (std::regex_match(rel, m, nested) || std::regex_match(rel, m, beside)) {
       s.level = std::stoi(m[1]), s.problem = std::stoi(m[2]);
     } else {
       d.unmatched.push_back(rel);

@@ -22,8 +22,9 @@ struct Discovery {
   std::vector<std::string> unmatched;             // .cu files whose names follow neither layout
 };
 
-// KernelBench's run naming `level_<L>_problem_<P>_sample_<S>_kernel.cu` anywhere under `dir`, or the
-// nested layout `level<L>/<P>/<anything>.cu`.
+// KernelBench's run naming `level_<L>_problem_<P>_sample_<S>_kernel.cu` anywhere under `dir`, the
+// nested layout `level<L>/<P>/<anything>.cu`, or kbench's own `level<L>/<P>_<Name>.cu` (reference
+// kernels beside their problems).
 Discovery discover(const std::filesystem::path& dir);
 
 // Deterministic split for many machines: by content hash, so identical files land in one shard.

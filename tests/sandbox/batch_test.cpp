@@ -45,9 +45,9 @@ sandbox::BatchOptions options_for(const std::filesystem::path& dir) {
 
 TEST_CASE("discovery knows both layouts and lists what it does not match", "[sandbox]") {
   const auto dir = fresh_dir("discover");
-  copy_submission("l1_19_relu_correct.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
-  copy_submission("l1_19_relu_correct.cu", dir / "level2" / "5" / "try.cu");
-  copy_submission("l1_19_relu_correct.cu", dir / "notes" / "scratch.cu");
+  copy_submission("../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("../../level1/19_ReLU.cu", dir / "level2" / "5" / "try.cu");
+  copy_submission("../../level1/19_ReLU.cu", dir / "notes" / "scratch.cu");
   const auto found = sandbox::discover(dir);
   REQUIRE(found.submissions.size() == 2);
   CHECK(found.submissions[0].level == 1);
@@ -60,8 +60,8 @@ TEST_CASE("discovery knows both layouts and lists what it does not match", "[san
 
 TEST_CASE("a batch records every submission once, evaluates duplicates once, and resumes", "[sandbox]") {
   const auto dir = fresh_dir("resume");
-  copy_submission("l1_19_relu_correct.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
-  copy_submission("l1_19_relu_correct.cu", dir / "level_1_problem_19_sample_1_kernel.cu");  // identical
+  copy_submission("../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_1_kernel.cu");  // identical
   copy_submission("l1_19_compile_error.cu", dir / "level_1_problem_19_sample_2_kernel.cu");
   copy_submission("l1_19_missing_host.cu", dir / "level_1_problem_19_sample_3_kernel.cu");
   auto o = options_for(dir);

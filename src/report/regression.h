@@ -1,0 +1,27 @@
+// `kbench ci`: this run's records against the recorded ones (results/ci/<gpu>.json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench::report {
+
+struct RegressionRow {
+  std::string file;
+  std::string recorded_verdict, verdict;
+  double recorded_speedup = 0, speedup = 0;
+  double allowed_drop = 0;  // fraction, from the recorded and current noise
+  std::string status;       // "ok", "REGRESSED", "new", "improved", "skipped"
+  std::string why;
+};
+
+// Noise-aware: a speedup regresses when it falls below recorded * (1 - max(5%, 3 * (cv_then + cv_now))).
+// Without timings (no GPU), only compile-side verdicts are compared.
+std::vector<RegressionRow> compare_with_recorded(const nlohmann::json& recorded, const std::vector<nlohmann::json>& records,
+                                                 bool gpu_run);
+nlohmann::json to_recorded(const std::vector<nlohmann::json>& records);  // what --record writes
+std::string regression_table(const std::vector<RegressionRow>& rows);
+
+}  // namespace kbench::report

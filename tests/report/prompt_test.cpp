@@ -1,0 +1,77 @@
+#include <array>
+#include <cstdio>
+
+#include "fixtures.h"
+#include "report/prompt.h"
+#include "sandbox/evaluation.h"
+#include "sandbox/worker.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+std::string run_kbench(const std::string& args) {
+  std::string out;
+  std::FILE* pipe = ::popen((std::string(KBENCH_EXE) + " " + args).c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 4096> buf;
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+  ::pclose(pipe);
+  return out;
+}
+
+// The one-shot example of `kbench prompt`, written to a file a test can evaluate.
+std::string example_from_prompt() {
+  const auto prompt = run_kbench("prompt --level 2 --problem 1");
+  const auto example = report::first_cuda_block(prompt);
+  const auto path = (std::filesystem::temp_directory_path() / "kbench-prompt-example.cu").string();
+  std::ofstream(path) << example;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("kbench prompt holds the task, the format, the example and the problem", "[report]") {
+  const auto prompt = run_kbench("prompt --level 2 --problem 1");
+  CHECK_THAT(prompt, contains_text("/* kbench:host"));
+  CHECK_THAT(prompt, contains_text("kbench.launch("));
+  CHECK_THAT(prompt, contains_text("class Model"));
+  CHECK_THAT(prompt, contains_text("1_Conv2D_ReLU_BiasAdd"));
+  CHECK_FALSE(report::first_cuda_block(prompt).empty());
+}
+
+TEST_CASE("the prompt's one-shot example compiles as a submission", "[report]") {
+  sandbox::EvalRequest req;
+  req.submission = example_from_prompt();
+  req.level = 1;
+  req.problem = 19;
+  req.compile_only = true;
+  CHECK(sandbox::evaluate(req)["verdict"] == "not_checked");
+}
+
+TEST_CASE("the prompt's one-shot example is a correct submission on the GPU", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  sandbox::EvalRequest req;
+  req.submission = example_from_prompt();
+  req.level = 1;
+  req.problem = 19;
+  req.check.tolerance = {-1, -1};
+  req.time = false;
+  const auto record = sandbox::evaluate_isolated(req, {}, KBENCH_EXE);
+  INFO(record.dump().substr(0, 1500));
+  CHECK(record["verdict"] == "correct");
+}
+
+TEST_CASE("feedback turns carry the verdict and the compile log", "[report]") {
+  report::PromptInput in;
+  in.problem_name = "19_ReLU";
+  in.feedback = nlohmann::json{{"verdict", "compile_error"}, {"message", "NVRTC: error"},
+                               {"compile", {{"ok", false}, {"log", "x.cu(4): error: identifier \"zero\" is undefined"}}}};
+  in.previous_submission = "broken";
+  const auto text = report::build_prompt(in);
+  CHECK_THAT(text, contains_text("compile_error"));
+  CHECK_THAT(text, contains_text("identifier \"zero\" is undefined"));
+  CHECK_THAT(text, contains_text("Fix it"));
+}
