@@ -32,6 +32,32 @@ std::vector<std::pair<int64_t, int64_t>> fingerprints(const std::vector<c10::IVa
   return out;
 }
 
+void collect_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) out.push_back(v.toTensor());
+  else if (v.isTuple())
+    for (const auto& e : v.toTupleRef().elements()) collect_tensors(e, out);
+  else if (v.isList())
+    for (const auto& e : v.toList().vec()) collect_tensors(e, out);
+}
+
+// The submission's kernels must produce the answer: an output that is (a view of) an input, or
+// whose memory no launched kernel was given, was made by the host program alone.
+std::string output_not_from_kernels(const c10::IValue& output, const std::vector<c10::IValue>& inputs) {
+  std::vector<at::Tensor> outs, ins;
+  collect_tensors(output, outs);
+  for (const auto& v : inputs) collect_tensors(v, ins);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i].defined() || !outs[i].has_storage()) continue;
+    const void* storage = outs[i].storage().data();
+    for (const auto& in : ins)
+      if (in.defined() && in.has_storage() && in.storage().data() == storage)
+        return "output " + std::to_string(i) + " is (a view of) an input";
+    if (!launch::storage_was_launched(storage))
+      return "output " + std::to_string(i) + " was computed by PyTorch ops: no kernel of the submission was given its memory";
+  }
+  return "";
+}
+
 }  // namespace
 
 Verdict classify_exception(const std::string& what) {
@@ -90,6 +116,13 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
     if (t.verdict == Verdict::correct && t.launches == 0) {
       t.verdict = Verdict::no_custom_kernel;
       t.message = "forward returned without launching a kernel of the submission";
+    }
+    if (t.verdict == Verdict::correct) {
+      const auto why = output_not_from_kernels(candidate_out, inputs);
+      if (!why.empty()) {
+        t.verdict = Verdict::no_custom_kernel;
+        t.message = why;
+      }
     }
     if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
       t.verdict = Verdict::input_mutated;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include <torch/library.h>
@@ -20,6 +21,7 @@ namespace {
 const LoadedModule* g_module = nullptr;
 const DeviceInfo* g_device = nullptr;
 std::atomic<int64_t> g_launches{0};
+std::set<const void*> g_launched_storages;
 
 [[noreturn]] void fail(const LoadedModule::Kernel* kernel, const std::string& what) {
   std::string msg = std::string(kLaunchErrorTag) + what;
@@ -62,6 +64,7 @@ void pack_argument(PackedArgs& packed, const c10::IValue& arg, const compile::Ke
     if (!t.is_cuda()) fail(k, where + " is a tensor on " + t.device().str() + "; kernels need GPU tensors");
     if (param.kind != ParamKind::Word64) fail(k, where + " is a tensor but the parameter is not a pointer");
     packed.push(t.data_ptr());
+    g_launched_storages.insert(t.storage().data());
   } else if (arg.isBool()) {
     if (param.kind != ParamKind::Integer) fail(k, where + " is a bool but the parameter is not an integer");
     packed.push(static_cast<uint8_t>(arg.toBool()));
@@ -166,7 +169,12 @@ void set_active_module(const LoadedModule* module, const DeviceInfo* device) {
 }
 
 int64_t launch_count() { return g_launches.load(); }
-void reset_launch_count() { g_launches = 0; }
+void reset_launch_count() {
+  g_launches = 0;
+  g_launched_storages.clear();
+}
+
+bool storage_was_launched(const void* storage_base) { return g_launched_storages.count(storage_base) > 0; }
 
 // CONSERVATIVE alias analysis: the op returns nothing, and without it TorchScript would treat the
 // call as dead code and drop it, so the kernel would silently never run.

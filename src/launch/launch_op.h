@@ -21,6 +21,10 @@ void set_active_module(const LoadedModule* module, const DeviceInfo* device);
 
 // Successful launches since the last reset: a forward with none is `no_custom_kernel`.
 int64_t launch_count();
-void reset_launch_count();
+void reset_launch_count();  // also forgets the storages below
+
+// Whether a tensor on this storage (by its base address) was an argument of a launch since the
+// reset: an output that never was came from PyTorch ops, not from the submission's kernels.
+bool storage_was_launched(const void* storage_base);
 
 }  // namespace kbench::launch

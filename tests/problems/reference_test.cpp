@@ -1,8 +1,12 @@
 // Every problem of the manifest, loaded from C++ the way an evaluation loads it. Needs the archives
 // that the `export_problems` ctest fixture makes (models above the test's weight budget are skipped
 // with the reason printed).
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "problems/catalog.h"
@@ -122,21 +126,48 @@ TEST_CASE("same seed gives identical inputs, another seed different ones", "[pro
   CHECK(checked > 0);
 }
 
-// Rule for CI: a CPU forward for every problem whose inputs are at most 64 MiB and whose weights fit
-// the budget; the output must be finite (the reference runs in training mode, as KernelBench's).
+// Rule for CI: a CPU forward for every problem whose inputs are at most 64 MiB and whose forward fits
+// a budget of 4 s of CPU time and 6 GB of address space on the machine running the test, measured
+// by running it in a child process under those limits; problems over the budget are listed as
+// skipped. The output must be finite (the reference runs in training mode, as KernelBench's).
 TEST_CASE("references run a CPU forward where the cost allows", "[problems]") {
   const auto catalog = problems::Catalog::load(problems::project_root());
-  int ran = 0;
+  int ran = 0, over_budget = 0;
   for (const auto& p : catalog.all()) {
     if (!skip_reason(p).empty() || p.input_bytes > (int64_t{64} << 20)) continue;
     INFO(p.key());
-    problems::Reference ref(p, torch::kCPU);
-    const auto out = ref.forward(ref.make_inputs(1), 1);
-    std::vector<c10::IValue> outputs = out.isTuple() ? out.toTupleRef().elements().vec() : std::vector<c10::IValue>{out};
-    for (const auto& o : outputs)
-      if (o.isTensor()) CHECK(torch::isfinite(o.toTensor()).all().item<bool>());
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      rlimit cpu{4, 4}, address_space{int64_t{6} << 30, int64_t{6} << 30};
+      ::setrlimit(RLIMIT_CPU, &cpu);
+      ::setrlimit(RLIMIT_AS, &address_space);
+      try {
+        problems::Reference ref(p, torch::kCPU);
+        const auto out = ref.forward(ref.make_inputs(1), 1);
+        const auto outputs = out.isTuple() ? out.toTupleRef().elements().vec() : std::vector<c10::IValue>{out};
+        for (const auto& o : outputs)
+          if (o.isTensor() && !torch::isfinite(o.toTensor()).all().item<bool>()) ::_exit(1);
+        ::_exit(0);
+      } catch (const std::bad_alloc&) {
+        ::_exit(3);  // over the memory budget
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        ::_exit(what.find("alloc") != std::string::npos ? 3 : 2);
+      }
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    const bool killed_by_budget = WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL);
+    if (killed_by_budget || (WIFEXITED(status) && WEXITSTATUS(status) == 3)) {
+      std::cout << "over the CPU budget, skipped: " << p.key() << "\n";
+      ++over_budget;
+      continue;
+    }
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // 1: non-finite output, 2: the forward raised
     ++ran;
   }
-  std::cout << ran << " CPU forwards\n";
+  std::cout << ran << " CPU forwards, " << over_budget << " over the budget\n";
   CHECK(ran > 0);
 }

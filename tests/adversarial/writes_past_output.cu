@@ -1,0 +1,13 @@
+// Level 1 problem 21 (Sigmoid): writes far past the end of its output, into whatever lies beyond.
+// Expected: runtime_error (illegal address) or input_mutated, whichever the stray writes hit first.
+extern "C" __global__ void sigmoid(const float* x, float* y, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n + (1ll << 31); i += (long long)gridDim.x * blockDim.x)
+    y[i] = 1.0f / (1.0f + __expf(-x[i % n]));
+}
+
+/* kbench:host
+def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:
+    y = torch.empty_like(x)
+    kbench.launch("sigmoid", [4096], [256], (x, y, x.numel()))
+    return y
+*/

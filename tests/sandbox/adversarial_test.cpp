@@ -1,0 +1,103 @@
+// tests/adversarial: hostile submissions, each with the verdict it must get, run on the GPU through
+// one worker that is reused after clean verdicts and replaced after damaging ones (as in a batch).
+#include <chrono>
+#include <cstdio>
+
+#include "fixtures.h"
+#include "sandbox/batch.h"
+#include "sandbox/worker.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+bool verdict_expected(const nlohmann::json& expected, const std::string& got) {
+  if (expected.is_array()) {
+    for (const auto& e : expected)
+      if (e == got) return true;
+    return false;
+  }
+  return expected == got;
+}
+
+sandbox::Budgets short_budgets() {
+  sandbox::Budgets b;
+  b.compile_s = 60;
+  b.correctness_s = 20;
+  b.timing_s = 60;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("every adversarial submission gets its verdict, and the harness recovers", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");
+  sandbox::Worker worker(KBENCH_EXE);
+  std::printf("%-44s %-18s %-18s %8s\n", "case", "expected", "verdict", "seconds");
+  for (const auto& entry : table["submissions"]) {
+    sandbox::EvalRequest req;
+    req.submission = (testing::test_dir() / "adversarial" / entry["file"].get<std::string>()).string();
+    req.level = entry["level"];
+    req.problem = entry["problem"];
+    req.check.tolerance = {-1, -1};
+    req.timing.trials = 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto record = worker.evaluate(req, short_budgets());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto verdict = record.value("verdict", "?");
+    std::printf("adversarial %-32s %-18s %-18s %8.1f  %s\n", entry["file"].get<std::string>().c_str(),
+                entry["verdict"].dump().c_str(), verdict.c_str(), seconds, record.value("message", "").substr(0, 90).c_str());
+    INFO(entry["file"].get<std::string>() << ": " << record.dump().substr(0, 1500));
+    CHECK(verdict_expected(entry["verdict"], verdict));
+  }
+}
+
+TEST_CASE("a batch of hostile and correct submissions ends with every record and verdict", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  const auto dir = std::filesystem::temp_directory_path() / "kbench-adversarial-batch";
+  std::filesystem::remove_all(dir);
+  std::map<std::string, nlohmann::json> expected;
+  int sample = 0;
+  const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");
+  auto add = [&](const std::filesystem::path& from, int level, int problem, const nlohmann::json& verdict) {
+    const auto name = "level_" + std::to_string(level) + "_problem_" + std::to_string(problem) + "_sample_" +
+                      std::to_string(sample++) + "_kernel.cu";
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(from, dir / name);
+    expected[name] = verdict;
+  };
+  for (const auto& e : table["submissions"])
+    add(testing::test_dir() / "adversarial" / e["file"].get<std::string>(), e["level"], e["problem"], e["verdict"]);
+  // Ten reference kernels, correct on the H100 when this test was written.
+  const auto root = testing::test_dir().parent_path();
+  for (const auto& [file, problem] : std::vector<std::pair<std::string, int>>{
+           {"19_ReLU", 19}, {"20_LeakyReLU", 20}, {"21_Sigmoid", 21}, {"22_Tanh", 22}, {"26_GELU_", 26},
+           {"37_FrobeniusNorm_", 37}, {"39_L2Norm_", 39}, {"49_Max_reduction_over_a_dimension", 49},
+           {"88_MinGPTNewGelu", 88}, {"100_HingeLoss", 100}})
+    add(root / "level1" / (file + ".cu"), 1, problem, "correct");
+
+  sandbox::BatchOptions o;
+  o.dir = dir;
+  o.out = dir / "results.jsonl";
+  o.progress = false;
+  o.base.check.tolerance = {-1, -1};
+  o.base.timing.trials = 20;
+  o.budgets = short_budgets();
+  o.worker_exe = KBENCH_EXE;
+  const auto summary = sandbox::run_batch(o);
+  std::printf("adversarial batch: %d records in %.1f s\n", summary.evaluated + summary.duplicates, summary.wall_s);
+  std::ifstream in(o.out);
+  std::map<std::string, std::string> got;
+  for (std::string line; std::getline(in, line);) {
+    const auto r = nlohmann::json::parse(line);
+    got[r["batch"]["file"].get<std::string>()] = r.value("verdict", "?");
+  }
+  CHECK(got.size() == expected.size());
+  for (const auto& [file, verdict] : expected) {
+    INFO(file << " expected " << verdict.dump() << " got " << got[file]);
+    CHECK(verdict_expected(verdict, got[file]));
+  }
+}
