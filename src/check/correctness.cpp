@@ -3,6 +3,7 @@
 #include "launch/launch_op.h"
 
 #ifdef KBENCH_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -60,6 +61,18 @@ std::string output_not_from_kernels(const c10::IValue& output, const std::vector
 
 }  // namespace
 
+void poison_free_device_memory() {
+#ifdef KBENCH_WITH_CUDA
+  c10::cuda::CUDACachingAllocator::emptyCache();
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
+  const int64_t margin = int64_t{1} << 30;  // leave room for the driver and the caching allocator
+  if (static_cast<int64_t>(free_bytes) <= margin) return;
+  auto poison = torch::empty({static_cast<int64_t>(free_bytes) - margin}, torch::dtype(torch::kUInt8).device(torch::kCUDA));
+  poison.fill_(0xFF);  // 0xFFFFFFFF is a NaN in float32
+#endif
+}
+
 Verdict classify_exception(const std::string& what) {
   if (what.find(launch::kLaunchErrorTag) != std::string::npos) return Verdict::launch_error;
   if (what.find(launch::kRuntimeErrorTag) != std::string::npos) return Verdict::runtime_error;
@@ -100,6 +113,7 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
     const auto before = fingerprints(inputs);
 
     c10::IValue candidate_out;
+    poison_free_device_memory();
     launch::reset_launch_count();
     try {
       torch::manual_seed(t.seed);
@@ -117,16 +131,16 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
       t.verdict = Verdict::no_custom_kernel;
       t.message = "forward returned without launching a kernel of the submission";
     }
+    if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
+      t.verdict = Verdict::input_mutated;
+      t.message = "the candidate modified its inputs";
+    }
     if (t.verdict == Verdict::correct) {
       const auto why = output_not_from_kernels(candidate_out, inputs);
       if (!why.empty()) {
         t.verdict = Verdict::no_custom_kernel;
         t.message = why;
       }
-    }
-    if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
-      t.verdict = Verdict::input_mutated;
-      t.message = "the candidate modified its inputs";
     }
     if (t.verdict == Verdict::correct) {
       const auto reference_out = reference.forward(inputs, t.seed);

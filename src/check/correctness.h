@@ -37,6 +37,11 @@ struct CorrectnessResult {
   bool context_poisoned = false;  // a sticky CUDA error: this process must not run another candidate
 };
 
+// Memory the candidate allocates may come from blocks freed earlier (a previous trial's or a previous
+// candidate's correct output). Filling every free byte with NaN first means an output the candidate
+// never writes cannot pass by inheriting someone else's answer. No-op without a GPU.
+void poison_free_device_memory();
+
 // Maps an exception from the candidate's forward to a verdict, using the tags of launch/launch_op.h.
 Verdict classify_exception(const std::string& what);
 std::string first_line_of_interest(const std::string& what);

@@ -85,7 +85,13 @@ void time_candidate_and_reference(const EvalRequest& req, const check::Tolerance
       },
       req.timing,
       [&](int trial) {
-        if (trial >= req.timing.trials - static_cast<int>(sets.size())) kept[last_set] = detach_clone(out);
+        const int first_kept = req.timing.trials - static_cast<int>(sets.size());
+        if (trial == first_kept - 1) {
+          // The kept runs must write their outputs: they get poisoned memory, not the last answer.
+          out = c10::IValue();
+          check::poison_free_device_memory();
+        }
+        if (trial >= first_kept) kept[last_set] = detach_clone(out);
       });
   out = c10::IValue();
   nlohmann::json timing = {{"candidate", timing::to_json(candidate)}, {"input_sets", sets.size()}};

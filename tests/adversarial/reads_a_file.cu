@@ -6,6 +6,6 @@ extern "C" __global__ void sigmoid(const float* x, float* y, long long n) {}
 def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:
     leaked = torch.from_file("/etc/hostname", False, 16, dtype=torch.uint8)
     y = torch.empty_like(x)
-    kbench.launch("sigmoid", [1], [32], (x, y, x.numel()))
+    kbench.launch("sigmoid", [1], [32], (x, y, leaked.numel()))
     return y
 */
