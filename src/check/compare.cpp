@@ -132,7 +132,7 @@ Comparison compare_outputs(const c10::IValue& reference, const c10::IValue& cand
 
 std::pair<int64_t, int64_t> fingerprint(const at::Tensor& t) {
   torch::NoGradGuard no_grad;
-  const auto bytes = t.contiguous().view(at::kByte).reshape(-1);
+  const auto bytes = t.contiguous().reshape(-1).view(at::kByte);  // 0-dim tensors cannot be viewed as bytes
   int64_t sum = 0, weighted = 0;
   for (int64_t start = 0; start < bytes.numel(); start += kChunk) {
     const auto chunk = bytes.narrow(0, start, std::min(kChunk, bytes.numel() - start)).to(at::kLong);
