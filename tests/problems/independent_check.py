@@ -8,7 +8,7 @@ sums over kernel offsets, pooling over explicit windows, norms from hand-compute
 through math.erf, losses from their formulas, recurrences as explicit loops).
 
 The hyper-parameters used by the numpy side are constants written below, taken from the catalog
-(/work/shared/catalog/level{1,2,3}.jsonl).  To tie them to the catalog, every check also lists
+(../shared/catalog/level{1,2,3}.jsonl beside the checkout).  To tie them to the catalog, every check also lists
 the catalog text it relies on (`expect`): each string must occur verbatim in the entry's `ops` /
 `computes` text, and the problem's get_init_inputs() must equal the entry's `init`.
 Nothing is read from the model's attributes; the weights come from model.state_dict().
@@ -31,7 +31,10 @@ import torch
 torch.set_num_threads(2)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CATALOG_DIR = os.environ.get("KBENCH_CATALOG", "/work/shared/catalog")
+# The catalog lives beside the checkout (../shared/catalog); KBENCH_CATALOG overrides.
+CATALOG_DIR = os.environ.get(
+    "KBENCH_CATALOG",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "catalog"))
 RTOL = 1e-4
 ATOL = 1e-4
 
