@@ -385,16 +385,18 @@ std::string read_text(const std::filesystem::path& path) {
 void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("ci", "Re-evaluate reference kernels; fail on a changed verdict or a slower kernel");
   auto dir = std::make_shared<std::string>(), recorded_path = std::make_shared<std::string>();
-  auto record = std::make_shared<bool>(false);
+  auto record = std::make_shared<bool>(false), compile_only = std::make_shared<bool>(false);
   auto timing_trials = std::make_shared<int>(100);
   cmd->add_option("dir", *dir, "Kernel collection (default: the project's levelN/<id>_<Name>.cu)")->check(CLI::ExistingDirectory);
   cmd->add_option("--recorded", *recorded_path, "Recorded results (default: results/ci/<gpu>.json)");
   cmd->add_flag("--record", *record, "Write this run's results as the new record");
   cmd->add_option("--timing-trials", *timing_trials, "Timed trials per kernel")->check(CLI::Range(1, 100000));
-  cmd->callback([&g, &exit_code, dir, recorded_path, record, timing_trials] {
+  cmd->add_flag("--compile-only", *compile_only, "Check only what needs no GPU, even where there is one");
+  cmd->callback([&g, &exit_code, dir, recorded_path, record, timing_trials, compile_only] {
     apply_logging(g);
     const auto root = problems::project_root(g.root);
-    const auto gpu = launch::query_device(0);
+    auto gpu = launch::query_device(0);
+    if (*compile_only) gpu = launch::DeviceInfo{false, "--compile-only"};
     sandbox::BatchOptions o;
     o.dir = dir->empty() ? root : std::filesystem::path(*dir);
     const auto scratch = std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");

@@ -56,6 +56,7 @@ std::map<std::pair<int, int>, nlohmann::json> read_catalog() {
 
 TEST_CASE("every problem's archive loads in C++ (or is skipped with its reason)", "[problems]") {
   const auto catalog = problems::Catalog::load(problems::project_root());
+  const auto facts = read_catalog();
   REQUIRE(!catalog.all().empty());
   int loaded = 0, skipped = 0;
   for (const auto& p : catalog.all()) {
@@ -69,6 +70,9 @@ TEST_CASE("every problem's archive loads in C++ (or is skipped with its reason)"
     int64_t count = 0;
     for (const auto& entry : ref.module().named_parameters()) count += entry.value.numel();
     CHECK(count == p.parameter_count);
+    if (const auto fact = facts.find({p.level, p.id}); fact != facts.end() && fact->second.contains("params") &&
+                                                       !fact->second["params"].is_null())
+      CHECK(count == fact->second["params"].get<int64_t>());  // the catalog's count, where it gives one
     ++loaded;
   }
   std::cout << loaded << " loaded, " << skipped << " skipped\n";
