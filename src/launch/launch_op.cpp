@@ -29,6 +29,7 @@ std::set<const void*> g_launched_storages;
   throw std::runtime_error(msg);
 }
 
+#ifdef KBENCH_WITH_CUDA
 // Kernel arguments packed as the driver wants them: storage per argument, pointers to each.
 struct PackedArgs {
   std::vector<std::array<unsigned char, 8>> storage;
@@ -100,6 +101,8 @@ void check_dims(const std::vector<int64_t>& dims, const int* limits, const char*
       fail(k, std::string(what) + "[" + std::to_string(d) + "] = " + std::to_string(dims[d]) +
                   " is outside 1.." + std::to_string(limits[d]));
 }
+
+#endif
 
 void launch(const std::string& name, const std::vector<int64_t>& grid, const std::vector<int64_t>& block,
             const c10::IValue& args, int64_t shared_mem) {
