@@ -1,7 +1,10 @@
 // Shared test fixtures: the submission table and GPU presence.
 #pragma once
 
+#include <array>
+#include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -17,6 +20,17 @@ inline std::filesystem::path test_dir() { return KBENCH_TEST_DIR; }
 inline nlohmann::json read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
+}
+
+// Runs the kbench executable with `args` and returns what it printed on stdout.
+inline std::string run_kbench(const std::string& args) {
+  std::string out;
+  std::FILE* pipe = ::popen((std::string(KBENCH_EXE) + " " + args).c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + std::string(KBENCH_EXE));
+  std::array<char, 4096> buf;
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+  ::pclose(pipe);
+  return out;
 }
 
 // GPU tests call this first; the printed marker makes ctest report the test as skipped.

@@ -17,6 +17,7 @@
 #include "report/environment.h"
 #include "report/printers.h"
 #include "report/prompt.h"
+#include "report/records.h"
 #include "report/regression.h"
 #include "report/scoring.h"
 #include "sandbox/batch.h"
@@ -40,6 +41,14 @@ std::string mib(int64_t bytes) {
   std::ostringstream s;
   s.precision(bytes >= (int64_t{10} << 30) ? 0 : 1);
   s << std::fixed << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return s.str();
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream s;
+  s << in.rdbuf();
   return s.str();
 }
 
@@ -89,12 +98,10 @@ void add_show(CLI::App& app, GlobalOptions& g, int& exit_code) {
     apply_logging(g);
     const auto catalog = problems::Catalog::load(problems::project_root(g.root));
     const auto& p = catalog.get(*level, *id);
-    std::ifstream in(catalog.source_path(p));
-    std::stringstream source;
-    source << in.rdbuf();
+    const auto source = read_text(catalog.source_path(p));
     if (g.json) {
       auto j = problem_json(p);
-      j["source"] = source.str();
+      j["source"] = source;
       j["input_generator"] = p.input_generator;
       std::cout << j.dump(2) << "\n";
     } else {
@@ -105,7 +112,7 @@ void add_show(CLI::App& app, GlobalOptions& g, int& exit_code) {
       }
       std::cout << "  (" << mib(p.input_bytes) << ")  params: " << p.parameter_count
                 << "  tolerance: atol=" << p.atol << " rtol=" << p.rtol << (p.stochastic ? "  stochastic" : "") << "\n\n"
-                << source.str();
+                << source;
     }
     exit_code = 0;
   });
@@ -138,7 +145,7 @@ void add_doctor(CLI::App& app, GlobalOptions& g, int& exit_code) {
       const auto catalog = problems::Catalog::load(problems::project_root(g.root));
       size_t archives = 0, usable = 0;
       for (const auto& p : catalog.all()) {
-        if (!p.min_torch.empty() && problems::version_less(problems::libtorch_version(), p.min_torch)) continue;
+        if (problems::needs_newer_torch(p)) continue;
         ++usable;
         if (std::filesystem::exists(problems::archive_path(p, problems::libtorch_version()))) ++archives;
       }
@@ -339,32 +346,13 @@ void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--svg", *svg, "Also write the fast_p-against-p plot to this SVG file");
   cmd->callback([&g, &exit_code, files, markdown, svg] {
     apply_logging(g);
-    // Merge: one record per submission file, the latest line winning (a re-run supersedes).
-    std::map<std::string, nlohmann::json> by_file;
-    for (const auto& f : *files) {
-      std::ifstream in(f);
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const auto whole = nlohmann::json::parse(text, nullptr, false);
-      std::vector<nlohmann::json> parsed;
-      if (!whole.is_discarded() && whole.is_object()) parsed.push_back(whole);
-      else {
-        std::istringstream lines(text);
-        for (std::string line; std::getline(lines, line);) {
-          const auto r = nlohmann::json::parse(line, nullptr, false);
-          if (!r.is_discarded() && r.is_object()) parsed.push_back(r);
-        }
-      }
-      for (const auto& r : parsed) {
-        if (!r.contains("verdict") || !r.contains("problem")) continue;
-        const auto key = r.contains("batch") ? r["batch"].value("file", "") : r["submission"].value("path", f);
-        by_file[key] = r;
-      }
-    }
-    if (by_file.empty()) throw std::runtime_error("no result records in the given files");
     report::ScoredRun run;
-    for (auto& [k, r] : by_file) run.records.push_back(r);
+    run.records = report::read_records(*files);
+    if (run.records.empty()) throw std::runtime_error("no result records in the given files");
     std::map<int, int> sizes;
-    for (const auto& p : problems::Catalog::load(problems::project_root(g.root)).all()) ++sizes[p.level];
+    // A named catalog: a range-for over a temporary's all() would read a destroyed vector.
+    const auto catalog = problems::Catalog::load(problems::project_root(g.root));
+    for (const auto& p : catalog.all()) ++sizes[p.level];
     run.levels = report::score(run.records, sizes);
     std::cout << report::make_printer(g.json ? "json" : "terminal")->render(run);
     if (!markdown->empty()) std::ofstream(*markdown) << report::make_printer("markdown")->render(run);
@@ -373,13 +361,6 @@ void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // ---- ci -----------------------------------------------------------------------------------------
 void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
@@ -408,13 +389,8 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.base.compile_only = !gpu.present;
     o.worker_exe = self_exe();
     sandbox::run_batch(o);
-    std::vector<nlohmann::json> records;
-    {
-      std::ifstream in(scratch);
-      for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
-    }
+    const auto records = report::read_records({scratch.string()});  // sorted by kernel file
     std::filesystem::remove(scratch);
-    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a["batch"]["file"] < b["batch"]["file"]; });
     const auto file = !recorded_path->empty() ? std::filesystem::path(*recorded_path)
                                               : root / "results" / "ci" / (report::gpu_slug(gpu.present ? gpu.name : "") + ".json");
     nlohmann::json recorded = nlohmann::json::object();

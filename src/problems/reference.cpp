@@ -40,9 +40,13 @@ std::vector<c10::IValue> run_input_generator(torch::jit::CompilationUnit& genera
   return {result};
 }
 
+bool needs_newer_torch(const Problem& problem) {
+  return !problem.min_torch.empty() && version_less(libtorch_version(), problem.min_torch);
+}
+
 Reference::Reference(const Problem& problem, const torch::Device& device)
     : problem_(problem), device_(device) {
-  if (!problem.min_torch.empty() && version_less(libtorch_version(), problem.min_torch))
+  if (needs_newer_torch(problem))
     throw std::runtime_error(problem.key() + " needs PyTorch >= " + problem.min_torch + ": " +
                              problem.skip_reason);
   const auto archive = archive_path(problem, libtorch_version());

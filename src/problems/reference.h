@@ -18,6 +18,9 @@ std::string libtorch_version();
 // Numeric comparison of dotted versions: "2.6" < "2.11".
 bool version_less(const std::string& a, const std::string& b);
 
+// True when `problem` declares a minimum PyTorch newer than this libtorch (it cannot be loaded here).
+bool needs_newer_torch(const Problem& problem);
+
 class Reference {
  public:
   // Loads the archive made by scripts/export_problems.py; throws with a line that says how to make

@@ -32,16 +32,18 @@ void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) 
   record["message"] = message;
 }
 
+#ifdef KBENCH_WITH_CUDA
+std::vector<std::pair<int64_t, int64_t>> state_fingerprints(const problems::Reference& reference) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& entry : reference.state()) out.push_back(check::fingerprint(entry.value()));
+  return out;
+}
+
 c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::Tensor>& state) {
   // The candidate gets its own copy: writing into it cannot change the reference's weights.
   c10::Dict<std::string, at::Tensor> out;
   for (const auto& entry : state) out.insert(entry.key(), entry.value().clone());
   return out;
-}
-
-std::vector<c10::IValue> as_values(const c10::IValue& v) {
-  if (v.isTuple()) return v.toTupleRef().elements().vec();
-  return {v};
 }
 
 c10::IValue detach_clone(const c10::IValue& v) {
@@ -59,7 +61,6 @@ c10::IValue detach_clone(const c10::IValue& v) {
   return v;
 }
 
-#ifdef KBENCH_WITH_CUDA
 // Times candidate and eager reference with the same protocol on the same inputs, and checks the
 // outputs of timed candidate runs: a candidate that is right when checked but wrong or stale when
 // timed (caching, unsynchronised streams) is `inconsistent`.
@@ -161,9 +162,6 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
                         EvalContext* context) {
   EvalContext local_context;
   if (!context) context = &local_context;
-  const auto stage = [&](const char* name) {
-    if (on_stage) on_stage(name);
-  };
   const auto t_start = Clock::now();
   nlohmann::json phases;
   const auto catalog = problems::Catalog::load(problems::project_root(req.root));
@@ -229,6 +227,10 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   }
 
 #ifdef KBENCH_WITH_CUDA
+  const auto stage = [&](const char* name) {
+    if (on_stage) on_stage(name);
+  };
+
   // 4. Load on the GPU (runtime first, so the driver calls find torch's primary context current).
   cudaSetDevice(req.device);
   cudaFree(nullptr);
@@ -250,7 +252,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     context->reference = std::make_shared<problems::Reference>(problem, torch::Device(torch::kCUDA, req.device));
     context->reference_key = problem.key();
   }
-  auto& reference = *std::static_pointer_cast<problems::Reference>(context->reference);
+  auto& reference = *context->reference;
   phases["reference_load"] = ms_since(t0);
 
   // 5. Correctness.
@@ -266,8 +268,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     return record;
   }
   // Fingerprints of the reference's own weights: a candidate's out-of-bounds write can land there.
-  std::vector<std::pair<int64_t, int64_t>> state_before;
-  for (const auto& entry : reference.state()) state_before.push_back(check::fingerprint(entry.value()));
+  const auto state_before = state_fingerprints(reference);
   t0 = Clock::now();
   const auto correctness = check::check_correctness(reference, *host, params, check_options);
   phases["correctness"] = ms_since(t0);
@@ -295,9 +296,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   }
   launch::set_active_module(nullptr, nullptr);
   if (!correctness.context_poisoned) {
-    std::vector<std::pair<int64_t, int64_t>> state_after;
-    for (const auto& entry : reference.state()) state_after.push_back(check::fingerprint(entry.value()));
-    if (state_after != state_before) {
+    if (state_fingerprints(reference) != state_before) {
       set_verdict(record, Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
       context->reference.reset();  // never check another candidate against damaged weights
       context->reference_key.clear();

@@ -14,6 +14,10 @@
 #include "compile/nvrtc_compiler.h"
 #include "timing/timer.h"
 
+namespace kbench::problems {
+class Reference;
+}
+
 namespace kbench::sandbox {
 
 struct EvalRequest {
@@ -35,7 +39,7 @@ struct EvalRequest {
 // What a worker keeps between evaluations of the same problem: the loaded reference (weights on the
 // GPU) and its eager timing, so a batch pays for them once per problem, not once per sample.
 struct EvalContext {
-  std::shared_ptr<void> reference;        // problems::Reference of `reference_key`
+  std::shared_ptr<problems::Reference> reference;  // the problem of `reference_key`
   std::string reference_key;
   std::map<std::string, nlohmann::json> eager_timing;  // problem key -> timing JSON
 };

@@ -25,7 +25,7 @@ int64_t weight_budget() {
 
 // Why this build cannot load `p`, or "" when it can.
 std::string skip_reason(const problems::Problem& p) {
-  if (!p.min_torch.empty() && problems::version_less(problems::libtorch_version(), p.min_torch))
+  if (problems::needs_newer_torch(p))
     return "needs PyTorch >= " + p.min_torch + ": " + p.skip_reason;
   if (p.weight_bytes > weight_budget())
     return "weights of " + std::to_string(p.weight_bytes >> 20) + " MiB exceed KBENCH_TEST_MAX_WEIGHT_BYTES";

@@ -1,6 +1,3 @@
-#include <array>
-#include <cstdio>
-
 #include "fixtures.h"
 #include "report/prompt.h"
 #include "sandbox/evaluation.h"
@@ -12,19 +9,9 @@ using namespace kbench;
 
 namespace {
 
-std::string run_kbench(const std::string& args) {
-  std::string out;
-  std::FILE* pipe = ::popen((std::string(KBENCH_EXE) + " " + args).c_str(), "r");
-  REQUIRE(pipe);
-  std::array<char, 4096> buf;
-  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
-  ::pclose(pipe);
-  return out;
-}
-
 // The one-shot example of `kbench prompt`, written to a file a test can evaluate.
 std::string example_from_prompt() {
-  const auto prompt = run_kbench("prompt --level 2 --problem 1");
+  const auto prompt = testing::run_kbench("prompt --level 2 --problem 1");
   const auto example = report::first_cuda_block(prompt);
   const auto path = (std::filesystem::temp_directory_path() / "kbench-prompt-example.cu").string();
   std::ofstream(path) << example;
@@ -34,7 +21,7 @@ std::string example_from_prompt() {
 }  // namespace
 
 TEST_CASE("kbench prompt holds the task, the format, the example and the problem", "[report]") {
-  const auto prompt = run_kbench("prompt --level 2 --problem 1");
+  const auto prompt = testing::run_kbench("prompt --level 2 --problem 1");
   CHECK_THAT(prompt, contains_text("/* kbench:host"));
   CHECK_THAT(prompt, contains_text("kbench.launch("));
   CHECK_THAT(prompt, contains_text("class Model"));

@@ -1,3 +1,6 @@
+#include <fstream>
+
+#include "fixtures.h"
 #include "report/printers.h"
 #include "report/scoring.h"
 
@@ -37,4 +40,13 @@ TEST_CASE("fast_p counts correct and faster problems over the whole level", "[re
   const auto svg = report::make_printer("svg")->render({levels, records});
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK_THAT(svg, contains_text("polyline"));
+}
+
+TEST_CASE("kbench report scores against every problem of the level", "[report]") {
+  const auto path = std::filesystem::temp_directory_path() / "kbench-report-test.jsonl";
+  std::ofstream(path) << record(1, 19, "correct", 1.5).dump() << "\n" << "{\"torn\": " << "\n";
+  const auto out = nlohmann::json::parse(testing::run_kbench("report --json " + path.string()));
+  REQUIRE(out["levels"].size() == 1);
+  CHECK(out["levels"][0]["problems_in_level"] == 100);
+  CHECK(out["levels"][0]["fast_p_eager"]["fast_1.0"].get<double>() == Approx(0.01));
 }
