@@ -29,15 +29,32 @@ while ((n < 200)); do
     n=$((n + 1))
   done
 done
+# GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.
+nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/gpu-utilisation.csv" &
+SAMPLER=$!
+start=$(date +%s.%N)
 "$BUILD/kbench" batch "$RUN" --out "$OUT_DIR/throughput.jsonl" --check-budget 30 --timing-budget 120 \
   | tee "$OUT_DIR/throughput-summary.txt"
+end=$(date +%s.%N)
+kill $SAMPLER 2>/dev/null || true
 "$BUILD/kbench" report "$OUT_DIR/throughput.jsonl" --markdown "$OUT_DIR/report.md" --svg "$OUT_DIR/fast_p.svg"
-python3 - "$OUT_DIR/throughput.jsonl" <<'PY'
+python3 - "$OUT_DIR/throughput.jsonl" "$OUT_DIR/gpu-utilisation.csv" "$start" "$end" <<'PY'
 import json, sys
 phases = {}
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    for k, v in r.get("phases_ms", {}).items():
-        phases[k] = phases.get(k, 0) + v
+def add(prefix, d):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            add(prefix + k + ".", v)
+        else:
+            phases[prefix + k] = phases.get(prefix + k, 0) + v
+records = [json.loads(line) for line in open(sys.argv[1])]
+for r in records:
+    add("", r.get("phases_ms", {}))
+print(f"{len(records)} records in {float(sys.argv[4]) - float(sys.argv[3]):.1f} s wall")
 print("summed phases (s):", {k: round(v / 1000, 1) for k, v in sorted(phases.items())})
+samples = [int(x) for x in open(sys.argv[2]).read().split() if x.strip().isdigit()]
+if samples:
+    idle = sum(1 for u in samples if u == 0)
+    print(f"GPU utilisation samples: {len(samples)} (every 0.5 s), idle (0%) in {idle} = {100 * idle / len(samples):.0f}%, "
+          f"mean utilisation {sum(samples) / len(samples):.0f}%")
 PY

@@ -1,9 +1,11 @@
 #include "check/correctness.h"
 
+#include <chrono>
+
+#include "check/memory_guard.h"
 #include "launch/launch_op.h"
 
 #ifdef KBENCH_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -27,11 +29,34 @@ bool is_sticky_cuda_error(const std::string& what) {
   return false;
 }
 
-std::vector<std::pair<int64_t, int64_t>> fingerprints(const std::vector<c10::IValue>& inputs) {
-  std::vector<std::pair<int64_t, int64_t>> out;
+using Fingerprints = std::vector<std::pair<int64_t, int64_t>>;
+
+Fingerprints fingerprints(const std::vector<c10::IValue>& inputs) {
+  Fingerprints out;
   for (const auto& v : inputs) out.push_back(v.isTensor() ? fingerprint(v.toTensor()) : std::make_pair<int64_t, int64_t>(0, 0));
   return out;
 }
+
+Fingerprints fingerprints(const c10::Dict<std::string, at::Tensor>& params) {
+  Fingerprints out;
+  for (const auto& entry : params) out.push_back(fingerprint(entry.value()));
+  return out;
+}
+
+// Adds the milliseconds since construction to `total` when it goes out of scope.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    total_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 void collect_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
   if (v.isTensor()) out.push_back(v.toTensor());
@@ -60,18 +85,6 @@ std::string output_not_from_kernels(const c10::IValue& output, const std::vector
 }
 
 }  // namespace
-
-void poison_free_device_memory() {
-#ifdef KBENCH_WITH_CUDA
-  c10::cuda::CUDACachingAllocator::emptyCache();
-  size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
-  const int64_t margin = int64_t{1} << 30;  // leave room for the driver and the caching allocator
-  if (static_cast<int64_t>(free_bytes) <= margin) return;
-  auto poison = torch::empty({static_cast<int64_t>(free_bytes) - margin}, torch::dtype(torch::kUInt8).device(torch::kCUDA));
-  poison.fill_(0xFF);  // 0xFFFFFFFF is a NaN in float32
-#endif
-}
 
 Verdict classify_exception(const std::string& what) {
   if (what.find(launch::kLaunchErrorTag) != std::string::npos) return Verdict::launch_error;
@@ -105,45 +118,74 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
                                     const CheckOptions& options) {
   torch::NoGradGuard no_grad;
   CorrectnessResult result;
+  auto& phases = result.phases;
+  // The parameters are the candidate's too: writing into them carries state between calls.
+  const auto params_before = fingerprints(candidate_params);
   for (int trial = 0; trial < options.trials; ++trial) {
     TrialResult t;
     t.trial = trial;
     t.seed = options.base_seed + static_cast<uint64_t>(trial);
-    const auto inputs = reference.make_inputs(t.seed);
-    const auto before = fingerprints(inputs);
+    std::vector<c10::IValue> inputs;
+    Fingerprints before;
+    {
+      PhaseTimer timer(phases.inputs_ms);
+      inputs = reference.make_inputs(t.seed);
+      before = fingerprints(inputs);
+    }
 
     c10::IValue candidate_out;
-    poison_free_device_memory();
-    launch::reset_launch_count();
-    try {
-      torch::manual_seed(t.seed);
-      candidate_out = host.forward(inputs, candidate_params);
-      synchronize_device();
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      t.verdict = classify_exception(what);
-      t.message = first_line_of_interest(what);
-      result.details = what;
-      result.context_poisoned = is_sticky_cuda_error(what);
+    {
+      PhaseTimer timer(phases.candidate_ms);
+      FreeMemoryGuard guard;
+      launch::reset_launch_count();
+      try {
+        torch::manual_seed(t.seed);
+        candidate_out = host.forward(inputs, candidate_params);
+        synchronize_device();
+        const auto stray = guard.stray_writes();
+        if (!stray.empty()) {
+          t.verdict = Verdict::runtime_error;
+          t.message = stray;
+        }
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        t.verdict = classify_exception(what);
+        t.message = first_line_of_interest(what);
+        result.details = what;
+        result.context_poisoned = is_sticky_cuda_error(what);
+      }
+      t.launches = launch::launch_count();
     }
-    t.launches = launch::launch_count();
-    if (t.verdict == Verdict::correct && t.launches == 0) {
-      t.verdict = Verdict::no_custom_kernel;
-      t.message = "forward returned without launching a kernel of the submission";
-    }
-    if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
-      t.verdict = Verdict::input_mutated;
-      t.message = "the candidate modified its inputs";
-    }
-    if (t.verdict == Verdict::correct) {
-      const auto why = output_not_from_kernels(candidate_out, inputs);
-      if (!why.empty()) {
+    {
+      PhaseTimer timer(phases.checks_ms);
+      if (t.verdict == Verdict::correct && t.launches == 0) {
         t.verdict = Verdict::no_custom_kernel;
-        t.message = why;
+        t.message = "forward returned without launching a kernel of the submission";
+      }
+      if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
+        t.verdict = Verdict::input_mutated;
+        t.message = "the candidate modified its inputs";
+      }
+      if (t.verdict == Verdict::correct && fingerprints(candidate_params) != params_before) {
+        t.verdict = Verdict::input_mutated;
+        t.message = "the candidate modified its parameters (params)";
+      }
+      if (t.verdict == Verdict::correct) {
+        const auto why = output_not_from_kernels(candidate_out, inputs);
+        if (!why.empty()) {
+          t.verdict = Verdict::no_custom_kernel;
+          t.message = why;
+        }
       }
     }
     if (t.verdict == Verdict::correct) {
-      const auto reference_out = reference.forward(inputs, t.seed);
+      c10::IValue reference_out;
+      {
+        PhaseTimer timer(phases.reference_ms);
+        reference_out = reference.forward(inputs, t.seed);
+        synchronize_device();
+      }
+      PhaseTimer timer(phases.compare_ms);
       const auto cmp = compare_outputs(reference_out, candidate_out, options.tolerance);
       t.verdict = cmp.verdict;
       t.message = cmp.message;
@@ -159,6 +201,11 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
   }
   result.message = "matched the reference on " + std::to_string(options.trials) + " trials";
   return result;
+}
+
+nlohmann::json to_json(const CorrectnessPhases& p) {
+  return {{"inputs", p.inputs_ms}, {"candidate", p.candidate_ms}, {"checks", p.checks_ms},
+          {"reference", p.reference_ms}, {"compare", p.compare_ms}};
 }
 
 nlohmann::json to_json(const TrialResult& t) {

@@ -29,29 +29,37 @@ struct TrialResult {
   int64_t launches = 0;
 };
 
+// Where the trials spent their time, summed over trials (ms). `candidate` includes poisoning free
+// memory and the out-of-bounds check; `checks` the input, parameter and output-ownership checks.
+struct CorrectnessPhases {
+  double inputs_ms = 0;
+  double candidate_ms = 0;
+  double checks_ms = 0;
+  double reference_ms = 0;
+  double compare_ms = 0;
+};
+
 struct CorrectnessResult {
   Verdict verdict = Verdict::correct;
   std::string message;
   std::string details;  // full error text (TorchScript traceback, CUDA error) when there is one
   std::vector<TrialResult> trials;
   bool context_poisoned = false;  // a sticky CUDA error: this process must not run another candidate
+  CorrectnessPhases phases;
 };
-
-// Memory the candidate allocates may come from blocks freed earlier (a previous trial's or a previous
-// candidate's correct output). Filling every free byte with NaN first means an output the candidate
-// never writes cannot pass by inheriting someone else's answer. No-op without a GPU.
-void poison_free_device_memory();
 
 // Maps an exception from the candidate's forward to a verdict, using the tags of launch/launch_op.h.
 Verdict classify_exception(const std::string& what);
 std::string first_line_of_interest(const std::string& what);
 
-// Trial order: inputs → candidate → input check → reference → compare. The reference runs after the
+// Trial order: inputs → candidate (free memory poisoned, out-of-bounds writes checked; see
+// check/memory_guard.h) → input and parameter check → reference → compare. The reference runs after the
 // candidate, so no reference output of this trial exists in memory while the candidate runs.
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options);
 
 nlohmann::json to_json(const TrialResult& t);
+nlohmann::json to_json(const CorrectnessPhases& p);
 
 }  // namespace kbench::check

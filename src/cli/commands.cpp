@@ -206,6 +206,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--compile-budget", budgets->compile_s, "Seconds allowed for compiling");
   cmd->add_option("--check-budget", budgets->correctness_s, "Seconds allowed for the correctness trials");
   cmd->add_option("--timing-budget", budgets->timing_s, "Seconds allowed for timing");
+  cmd->add_option("--host-memory-budget", budgets->host_memory_gib, "GiB of host memory the worker may hold");
   cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
   cmd->callback([&g, &exit_code, req, budgets, out_file, in_process, no_timing, no_flush] {
     apply_logging(g);
@@ -293,6 +294,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
   cmd->add_option("--check-budget", o->budgets.correctness_s, "Seconds allowed for the correctness trials");
   cmd->add_option("--timing-budget", o->budgets.timing_s, "Seconds allowed for timing");
+  cmd->add_option("--host-memory-budget", o->budgets.host_memory_gib, "GiB of host memory a worker may hold");
   cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
     apply_logging(g);
     o->dir = *dir;

@@ -40,7 +40,12 @@ HostProgram::HostProgram(const std::string& source, size_t input_count)
   try {
     unit_->define(c10::nullopt, source, std::make_shared<KbenchResolver>(), nullptr);
   } catch (const std::exception& e) {
-    throw HostProgramError(std::string("host program does not compile as TorchScript:\n") + e.what());
+    // The first line names the cause (TorchScript's text starts with a blank line); the rest keeps the
+    // full diagnostic with its source excerpt.
+    const std::string what = e.what();
+    const auto from = what.find_first_not_of(" \n");
+    const auto cause = from == std::string::npos ? what : what.substr(from, what.find('\n', from) - from);
+    throw HostProgramError("host program does not compile as TorchScript: " + cause + "\n" + what);
   }
   forward_ = unit_->find_function("forward");
   if (!forward_) throw HostProgramError("host program has no `def forward(...)`");
@@ -75,7 +80,8 @@ c10::Dict<std::string, at::Tensor> HostProgram::setup(const c10::Dict<std::strin
 c10::IValue HostProgram::forward(const std::vector<c10::IValue>& inputs,
                                  const c10::Dict<std::string, at::Tensor>& params) const {
   std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
-  stack.emplace_back(params);
+  // A fresh dictionary per call: entries the program adds cannot carry results into the next call.
+  stack.emplace_back(params.copy());
   return (*forward_)(std::move(stack));
 }
 

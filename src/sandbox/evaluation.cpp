@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
+#include "check/memory_guard.h"
 #include "compile/compile_cache.h"
 #include "compile/host_program.h"
 #include "compile/submission.h"
@@ -78,6 +80,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::Tolerance
   std::vector<c10::IValue> kept(sets.size());
   c10::IValue out;
   size_t calls = 0, last_set = 0;  // warm-up calls count too: the set is picked per call
+  std::optional<check::FreeMemoryGuard> guard;
 
   auto candidate = timing::measure(
       [&]() {
@@ -90,12 +93,19 @@ void time_candidate_and_reference(const EvalRequest& req, const check::Tolerance
         if (trial == first_kept - 1) {
           // The kept runs must write their outputs: they get poisoned memory, not the last answer.
           out = c10::IValue();
-          check::poison_free_device_memory();
+          guard.emplace();
         }
         if (trial >= first_kept) kept[last_set] = detach_clone(out);
       });
   out = c10::IValue();
   nlohmann::json timing = {{"candidate", timing::to_json(candidate)}, {"input_sets", sets.size()}};
+  const auto stray = guard ? guard->stray_writes() : "";
+  guard.reset();
+  if (!stray.empty()) {
+    set_verdict(record, Verdict::runtime_error, "during timed runs: " + stray);
+    record["timing"] = timing;
+    return;
+  }
 
   for (size_t s = 0; s < sets.size(); ++s) {
     if (kept[s].isNone()) continue;  // fewer timed trials than input sets
@@ -210,7 +220,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     host = std::make_unique<compile::HostProgram>(submission.host_source, problem.inputs.size());
   } catch (const compile::HostProgramError& e) {
     const std::string what = e.what();
-    set_verdict(record, Verdict::host_error, what.substr(0, what.find('\n', what.find('\n') + 1)));
+    set_verdict(record, Verdict::host_error, what.substr(0, what.find('\n')));
     record["host"] = {{"error", what}};
     return record;
   }
@@ -272,6 +282,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   t0 = Clock::now();
   const auto correctness = check::check_correctness(reference, *host, params, check_options);
   phases["correctness"] = ms_since(t0);
+  phases["correctness_split"] = check::to_json(correctness.phases);
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : correctness.trials) trials.push_back(check::to_json(t));
   record["correctness"] = {{"trials", trials}, {"atol", check_options.tolerance.atol},

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <iostream>
 #include <poll.h>
 #include <sys/wait.h>
@@ -33,6 +34,14 @@ double budget_for(const std::string& stage, const Budgets& b) {
   if (stage == "correctness") return b.correctness_s;
   if (stage == "timing") return b.timing_s;
   return b.compile_s;
+}
+
+// Resident memory of a process in GiB (0 when it cannot be read).
+double resident_gib(pid_t pid) {
+  std::ifstream statm("/proc/" + std::to_string(pid) + "/statm");
+  long long pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return 0;
+  return static_cast<double>(pages_resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024 * 1024);
 }
 
 // Verdicts after which the worker process is not trusted with another candidate.
@@ -84,13 +93,19 @@ void Worker::stop() {
   pid_ = -1;
 }
 
-nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, bool timed_out, const std::string& stage,
-                                     double budget) {
+nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
+                                     const Budgets& budgets) {
   std::string message;
   check::Verdict verdict = check::Verdict::crash;
-  if (timed_out) {
+  if (failure.resident_gib > 0) {
+    verdict = check::Verdict::runtime_error;
+    char used[32];
+    std::snprintf(used, sizeof used, "%.1f", failure.resident_gib);
+    message = std::string("out of host memory: the worker held ") + used + " GiB, over the budget of " +
+              std::to_string(static_cast<int>(budgets.host_memory_gib)) + " GiB, in stage '" + stage + "'; killed";
+  } else if (failure.timed_out) {
     verdict = check::Verdict::timeout;
-    message = "killed after " + std::to_string(static_cast<int>(budget)) + " s in stage '" + stage + "'";
+    message = "killed after " + std::to_string(static_cast<int>(budget_for(stage, budgets))) + " s in stage '" + stage + "'";
   } else if (WIFSIGNALED(status)) {
     message = std::string("worker killed by signal ") + ::strsignal(WTERMSIG(status)) + " in stage '" + stage + "'";
   } else {
@@ -107,16 +122,22 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
   kept_output_.clear();
   std::string stage = "compile";
   auto stage_start = Clock::now();
-  bool timed_out = false, worker_gone = !write_line(to_worker_, request.to_json());
+  Failure failure;
+  bool worker_gone = !write_line(to_worker_, request.to_json());
   nlohmann::json record;
   while (!worker_gone && record.is_null()) {
     const double left = budget_for(stage, budgets) - std::chrono::duration<double>(Clock::now() - stage_start).count();
     if (left <= 0) {
-      timed_out = true;
+      failure.timed_out = true;
+      break;
+    }
+    // Checked every 50 ms: host memory can grow by gigabytes a second.
+    if (const double gib = resident_gib(pid_); gib > budgets.host_memory_gib) {
+      failure.resident_gib = gib;
       break;
     }
     pollfd fds[2] = {{from_worker_, POLLIN, 0}, {output_, POLLIN, 0}};
-    ::poll(fds, 2, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    ::poll(fds, 2, static_cast<int>(std::min(left, 0.05) * 1000) + 1);
     char buf[65536];
     if (fds[1].revents) {  // drain output first: a flood must never block the worker
       const ssize_t n = ::read(output_, buf, sizeof buf);
@@ -148,11 +169,11 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
   if (kept_output_.size() > kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
 
   if (record.is_null()) {
-    if (timed_out) ::kill(-pid_, SIGKILL);
+    if (failure.timed_out || failure.resident_gib > 0) ::kill(-pid_, SIGKILL);
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
-    auto failed = finish_failed(request, status, timed_out, stage, budget_for(stage, budgets));
+    auto failed = finish_failed(request, status, failure, stage, budgets);
     stop();
     return failed;
   }

@@ -17,6 +17,9 @@ struct Budgets {
   double compile_s = 60;       // split + NVRTC + host program
   double correctness_s = 180;  // reference load, inputs, 5 candidate trials
   double timing_s = 300;       // candidate and eager timing
+  // Resident host memory of the worker. A host program that hoards CPU tensors is stopped here,
+  // before the machine's OOM killer picks a process (perhaps the parent) for it.
+  double host_memory_gib = 48;
 };
 
 // One worker process. Not copyable: it owns the child and its pipes.
@@ -37,8 +40,12 @@ class Worker {
  private:
   void start();
   void stop();
-  nlohmann::json finish_failed(const EvalRequest& req, int status, bool timed_out, const std::string& stage,
-                               double budget);
+  struct Failure {
+    bool timed_out = false;
+    double resident_gib = 0;  // > 0: killed for passing the host memory budget
+  };
+  nlohmann::json finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
+                               const Budgets& budgets);
 
   std::string exe_;
   pid_t pid_ = -1;

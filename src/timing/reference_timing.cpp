@@ -36,7 +36,7 @@ nlohmann::json baseline_entry(const ReferenceTiming& t, const std::string& gpu_n
   const auto& s = t.forward.stats;
   return {{"mean", s.mean}, {"std", s.stddev}, {"min", s.min}, {"max", s.max}, {"num_trials", s.count},
           {"hardware", gpu_name}, {"device", "cuda:" + std::to_string(device)}, {"median", s.median},
-          {"noisy", t.forward.noisy}};
+          {"noisy", t.forward.noisy}, {"throttled", t.forward.clocks.throttled()}};
 }
 
 }  // namespace kbench::timing

@@ -72,6 +72,9 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
   L2Flush l2;
   Event start, stop;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  ClockWatch clocks(device);
   for (int i = 0; i < options.warmup; ++i) run();
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (warm-up)");
 
@@ -101,6 +104,7 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
       ms = wall;
     }
     m.trial_ms.push_back(ms);
+    clocks.sample();
     if (after_trial) {
       after_trial(i);
       // Whatever the callback enqueued must not run into the next trial's wall-clock window.
@@ -108,7 +112,14 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
     }
   }
   m.stats = summarize(m.trial_ms);
+  m.clocks = clocks.report();
   m.noisy = m.stats.cv > options.noisy_cv;
+  if (m.clocks.throttled()) {
+    std::string reasons;
+    for (const auto& r : m.clocks.throttle_reasons) reasons += (reasons.empty() ? "" : ", ") + r;
+    m.warnings.push_back("throttled: " + reasons + " (SM clock " + std::to_string(m.clocks.min_sm_mhz) + "-" +
+                         std::to_string(m.clocks.max_sm_mhz) + " MHz)");
+  }
   if (m.noisy) m.warnings.push_back("noisy: coefficient of variation " + std::to_string(m.stats.cv));
   if (m.hidden_work_trials > 0)
     m.warnings.push_back(std::to_string(m.hidden_work_trials) +
@@ -128,6 +139,11 @@ nlohmann::json to_json(const Measurement& m) {
   auto j = to_json(m.stats);
   j["noisy"] = m.noisy;
   j["hidden_work_trials"] = m.hidden_work_trials;
+  j["throttled"] = m.clocks.throttled();
+  j["clocks"] = m.clocks.available
+                    ? nlohmann::json{{"sm_mhz_min", m.clocks.min_sm_mhz}, {"sm_mhz_max", m.clocks.max_sm_mhz},
+                                     {"samples", m.clocks.samples}, {"throttle_reasons", m.clocks.throttle_reasons}}
+                    : nlohmann::json{{"unavailable", m.clocks.why_unavailable}};
   j["warnings"] = m.warnings;
   return j;
 }

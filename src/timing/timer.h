@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "timing/clocks.h"
 #include "timing/statistics.h"
 
 namespace kbench::timing {
@@ -24,6 +25,7 @@ struct Measurement {
   Statistics stats;
   bool noisy = false;
   int hidden_work_trials = 0;  // trials whose device work outlasted the timed stream (side streams)
+  ClockReport clocks;          // SM clock range and throttling seen across the trials
   std::vector<std::string> warnings;
 };
 

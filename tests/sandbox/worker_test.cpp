@@ -77,3 +77,14 @@ done)");
   CHECK(worker.evaluate(some_request(), {})["verdict"] == "crash");
   CHECK(worker.evaluate(some_request(), {})["worker_evaluations"] == 1);  // a fresh process
 }
+
+TEST_CASE("a worker that hoards host memory is killed at its budget: runtime_error", "[sandbox]") {
+  sandbox::Budgets budgets;
+  budgets.host_memory_gib = 0.25;
+  // 400 MiB written (not just reserved), then the worker would wait for ever.
+  const auto record = sandbox::evaluate_isolated(
+      some_request(), budgets,
+      fake_worker("hoard", "exec python3 -c \"import time; x = b'x' * (400 << 20); time.sleep(100)\""));
+  CHECK(record["verdict"] == "runtime_error");
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("out of host memory"));
+}

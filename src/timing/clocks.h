@@ -1,0 +1,40 @@
+// Clock throttling seen while a measurement runs, read from NVML (the driver's management library,
+// opened at run time so kbench starts on machines without a driver). A throttled measurement is
+// flagged in the record, not hidden.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kbench::timing {
+
+struct ClockReport {
+  bool available = false;      // NVML answered for this device
+  std::string why_unavailable;
+  int samples = 0;
+  unsigned min_sm_mhz = 0, max_sm_mhz = 0;
+  std::vector<std::string> throttle_reasons;  // those that slow the clocks (power cap, thermal, ...)
+  bool throttled() const { return !throttle_reasons.empty(); }
+};
+
+// Samples one CUDA device's SM clock and its clock-event reasons on demand.
+class ClockWatch {
+ public:
+  explicit ClockWatch(int cuda_device);
+  ~ClockWatch();
+  ClockWatch(const ClockWatch&) = delete;
+  ClockWatch& operator=(const ClockWatch&) = delete;
+
+  void sample();  // cheap (microseconds); call outside timed regions
+  const ClockReport& report() const { return report_; }
+
+ private:
+  struct Nvml;
+  std::unique_ptr<Nvml> nvml_;
+  uint64_t reasons_seen_ = 0;
+  ClockReport report_;
+};
+
+}  // namespace kbench::timing
