@@ -32,10 +32,10 @@ done
 # GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.
 nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/gpu-utilisation.csv" &
 SAMPLER=$!
-start=$(date +%s.%N)
+start=$(date +%s%N)
 "$BUILD/kbench" batch "$RUN" --out "$OUT_DIR/throughput.jsonl" --check-budget 30 --timing-budget 120 \
   | tee "$OUT_DIR/throughput-summary.txt"
-end=$(date +%s.%N)
+end=$(date +%s%N)
 kill $SAMPLER 2>/dev/null || true
 "$BUILD/kbench" report "$OUT_DIR/throughput.jsonl" --markdown "$OUT_DIR/report.md" --svg "$OUT_DIR/fast_p.svg"
 python3 - "$OUT_DIR/throughput.jsonl" "$OUT_DIR/gpu-utilisation.csv" "$start" "$end" <<'PY'
@@ -50,7 +50,7 @@ def add(prefix, d):
 records = [json.loads(line) for line in open(sys.argv[1])]
 for r in records:
     add("", r.get("phases_ms", {}))
-print(f"{len(records)} records in {float(sys.argv[4]) - float(sys.argv[3]):.1f} s wall")
+print(f"{len(records)} records in {(int(sys.argv[4]) - int(sys.argv[3])) / 1e9:.1f} s wall")
 print("summed phases (s):", {k: round(v / 1000, 1) for k, v in sorted(phases.items())})
 samples = [int(x) for x in open(sys.argv[2]).read().split() if x.strip().isdigit()]
 if samples:

@@ -229,17 +229,20 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
 
 // ---- baseline -----------------------------------------------------------------------------------
 void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  auto* cmd = app.add_subcommand("baseline", "Time the eager references on this GPU; record baselines/<gpu>/eager.json");
+  auto* cmd = app.add_subcommand(
+      "baseline", "Time the eager references (and with --compiled their AOTInductor packages) on this GPU; "
+                  "record baselines/<gpu>/eager.json and compiled.json");
   auto level = std::make_shared<int>(0), id = std::make_shared<int>(0), device = std::make_shared<int>(0);
   auto options = std::make_shared<timing::TimingOptions>();
-  auto no_record = std::make_shared<bool>(false);
+  auto no_record = std::make_shared<bool>(false), compiled = std::make_shared<bool>(false);
   cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
+  cmd->add_flag("--compiled", *compiled, "Also time each problem's AOTInductor package (scripts/compile_baselines.py)");
   cmd->add_option("--problem", *id, "Only this problem (with --level)");
   cmd->add_option("--trials", options->trials, "Timed trials per problem")->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", options->warmup, "Warm-up runs")->check(CLI::Range(0, 10000));
   cmd->add_option("--device", *device, "GPU ordinal");
   cmd->add_flag("--no-record", *no_record, "Print only; leave baselines/ untouched");
-  cmd->callback([&g, &exit_code, level, id, device, options, no_record] {
+  cmd->callback([&g, &exit_code, level, id, device, options, no_record, compiled] {
     apply_logging(g);
     const auto gpu = launch::query_device(*device);
     if (!gpu.present) throw std::runtime_error("kbench baseline needs a GPU: " + gpu.why_absent);
@@ -251,14 +254,26 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
       if ((*level && p.level != *level) || (*id && p.id != *id)) continue;
       nlohmann::json row = {{"level", p.level}, {"id", p.id}, {"name", p.name}};
       try {
-        const auto t = timing::time_reference(p, *device, *options);
+        const auto t = timing::time_reference(p, *device, *options, *compiled ? report::gpu_slug(gpu.name) : "");
         row["load_ms"] = t.load_ms;
         row["inputs_ms"] = t.inputs_ms;
         row["eager"] = timing::to_json(t.forward);
-        if (!*no_record) report::record_baseline(gpu.name, "eager", p.level, p.name, timing::baseline_entry(t, gpu.name, *device));
+        if (!*no_record) report::record_baseline(gpu.name, "eager", p.level, p.name, timing::baseline_entry(t.forward, gpu.name, *device));
+        std::string compiled_text;
+        if (t.compiled) {
+          row["compiled"] = timing::to_json(*t.compiled);
+          if (!*no_record)
+            report::record_baseline(gpu.name, "compiled", p.level, p.name, timing::baseline_entry(*t.compiled, gpu.name, *device));
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "  compiled %10.4f ms", t.compiled->stats.mean);
+          compiled_text = buf;
+        } else if (*compiled) {
+          row["compiled_unavailable"] = t.compiled_unavailable;
+          compiled_text = "  compiled: none";
+        }
         if (!g.json)
-          std::printf("L%d %3d %-56s load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)\n", p.level, p.id, p.name.c_str(),
-                      t.load_ms, t.inputs_ms, t.forward.stats.mean, t.forward.stats.cv);
+          std::printf("L%d %3d %-56s load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)%s\n", p.level, p.id, p.name.c_str(),
+                      t.load_ms, t.inputs_ms, t.forward.stats.mean, t.forward.stats.cv, compiled_text.c_str());
       } catch (const std::exception& e) {
         ++failed;
         const std::string what = e.what();

@@ -36,12 +36,18 @@ struct EvalRequest {
   static EvalRequest from_json(const nlohmann::json& j);
 };
 
+// Baseline timings by problem key (timing JSON, with "source" for compiled).
+struct BaselineTimings {
+  std::map<std::string, nlohmann::json> eager;
+  std::map<std::string, nlohmann::json> compiled;
+};
+
 // What a worker keeps between evaluations of the same problem: the loaded reference (weights on the
-// GPU) and its eager timing, so a batch pays for them once per problem, not once per sample.
+// GPU) and its baseline timings, so a batch pays for them once per problem, not once per sample.
 struct EvalContext {
   std::shared_ptr<problems::Reference> reference;  // the problem of `reference_key`
   std::string reference_key;
-  std::map<std::string, nlohmann::json> eager_timing;  // problem key -> timing JSON
+  BaselineTimings baselines;
 };
 
 // The result record (JSON). Never throws for anything the submission does; throws only for errors

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "problems/reference.h"
+#include "timing/compiled_reference.h"
 
 #ifdef KBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -10,7 +11,8 @@
 
 namespace kbench::timing {
 
-ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options) {
+ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options,
+                               const std::string& compiled_gpu_slug) {
 #ifdef KBENCH_WITH_CUDA
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
@@ -25,18 +27,27 @@ ReferenceTiming time_reference(const problems::Problem& problem, int device, con
   cudaDeviceSynchronize();
   t.inputs_ms = ms_since(t0);
   t.forward = measure([&] { reference.forward(inputs, 1); }, options);
+  if (!compiled_gpu_slug.empty()) {
+    try {
+      CompiledReference compiled(problem, compiled_gpu_slug);
+      t.compiled = measure([&] { compiled.run(inputs); }, options);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      t.compiled_unavailable = what.substr(0, what.find('\n'));
+    }
+  }
   return t;
 #else
-  (void)problem; (void)device; (void)options;
+  (void)problem; (void)device; (void)options; (void)compiled_gpu_slug;
   throw std::runtime_error("timing references needs a GPU build of kbench");
 #endif
 }
 
-nlohmann::json baseline_entry(const ReferenceTiming& t, const std::string& gpu_name, int device) {
-  const auto& s = t.forward.stats;
+nlohmann::json baseline_entry(const Measurement& m, const std::string& gpu_name, int device) {
+  const auto& s = m.stats;
   return {{"mean", s.mean}, {"std", s.stddev}, {"min", s.min}, {"max", s.max}, {"num_trials", s.count},
           {"hardware", gpu_name}, {"device", "cuda:" + std::to_string(device)}, {"median", s.median},
-          {"noisy", t.forward.noisy}, {"throttled", t.forward.clocks.throttled()}};
+          {"noisy", m.noisy}, {"throttled", m.clocks.throttled()}};
 }
 
 }  // namespace kbench::timing

@@ -2,6 +2,9 @@
 // with the same protocol as candidates. Used by `kbench baseline` (and the GPU sweeps).
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "problems/catalog.h"
@@ -13,11 +16,16 @@ struct ReferenceTiming {
   double load_ms = 0;    // archive → GPU module
   double inputs_ms = 0;  // one input set, made on the GPU and synchronised
   Measurement forward;
+  // With a compiled-baseline slug: the AOTInductor package timed on the same inputs, or why not.
+  std::optional<Measurement> compiled;
+  std::string compiled_unavailable;
 };
 
-ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options);
+// `compiled_gpu_slug` non-empty: also time the problem's AOTInductor package for that GPU.
+ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options,
+                               const std::string& compiled_gpu_slug = "");
 
-// An entry of baselines/<gpu>/eager.json in KernelBench's layout.
-nlohmann::json baseline_entry(const ReferenceTiming& t, const std::string& gpu_name, int device);
+// An entry of baselines/<gpu>/{eager,compiled}.json in KernelBench's layout.
+nlohmann::json baseline_entry(const Measurement& m, const std::string& gpu_name, int device);
 
 }  // namespace kbench::timing

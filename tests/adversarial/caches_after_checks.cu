@@ -1,6 +1,6 @@
-// Level 1 problem 21 (Sigmoid): counts its calls in a CPU tensor kept in the shared params dict;
-// the first five (the correctness trials) compute, later ones hand back the last output through a
-// no-op kernel so a launch still happens. Expected: inconsistent (the timed runs' outputs are checked).
+// Level 1 problem 21 (Sigmoid): counts its calls in a CPU tensor kept in the params dict; past the
+// five correctness trials it would hand back the last output through a no-op kernel. Each call gets
+// a fresh copy of the dict, so the count never passes 1 and every call computes. Expected: correct.
 extern "C" __global__ void sigmoid(const float* x, float* y, long long n) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
     y[i] = 1.0f / (1.0f + __expf(-x[i]));

@@ -1,6 +1,6 @@
 // Level 1 problem 21 (Sigmoid): computes on the first call only and keeps the output in the params
-// dict, which is one object shared by every call; later calls return it without launching anything.
-// Expected: no_custom_kernel (trial 1 launches nothing; its output is trial 0's), or value_mismatch.
+// dict, to return it later without launching anything. Each call gets a fresh copy of the dict, so
+// the cache is never found and every call computes. Expected: correct (the attack achieves nothing).
 extern "C" __global__ void sigmoid(const float* x, float* y, long long n) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
     y[i] = 1.0f / (1.0f + __expf(-x[i]));

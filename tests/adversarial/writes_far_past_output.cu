@@ -1,6 +1,6 @@
 // Level 1 problem 21 (Sigmoid): computes every output, then keeps writing 4 MiB past the end of
-// it, into whatever the allocator put next (another tensor, a free block, or unmapped memory).
-// Expected: runtime_error, input_mutated, value_mismatch or memory_corruption; never correct.
+// it, into the free memory the allocator carved the output from. Expected: runtime_error (free
+// GPU memory is poisoned before the candidate runs and checked after it), or input_mutated.
 extern "C" __global__ void sigmoid(const float* x, float* y, long long n) {
   const long long end = n + (4ll << 20) / 4;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < end; i += (long long)gridDim.x * blockDim.x)
