@@ -10,14 +10,23 @@ mkdir -p "$LOGS"
 cmake --preset gpu >"$LOGS/configure.log" 2>&1 || { tail -30 "$LOGS/configure.log"; exit 1; }
 cmake --build --preset gpu -j "$(nproc)" >"$LOGS/build.log" 2>&1 \
   || { grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -80; exit 1; }
-for lp in $1; do python3 scripts/export_problems.py --level "${lp%%:*}" --problem "${lp##*:}" | head -1; done
+for lp in $1; do python3 scripts/export_problems.py --level "${lp%%:*}" --problem "${lp##*:}" | grep -v "^export"; done
 shift
+# One JSON line per evaluation in $LOGS/quick.jsonl (few files: the device tool returns a limited number).
+: >"$LOGS/quick.jsonl"
 for spec in "$@"; do
   IFS=: read -r file level problem <<<"$spec"
   t0=$(date +%s%N)
   build-gpu/kbench eval "$file" --level "$level" --problem "$problem" --check-budget 30 --host-memory-budget 16 \
-    --out "$LOGS/eval-$(basename "$file" .cu).json" >/dev/null 2>&1
+    --out "$LOGS/record.json" >/dev/null 2>&1
   t1=$(date +%s%N)
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); t=r.get("timing",{}); print(f"{sys.argv[2]:34s} {r.get(\"verdict\"):16s} {int(sys.argv[3])/1e9:5.1f}s  {r.get(\"message\",\"\")[:150]}  {t.get(\"compiled\",{}).get(\"source\",\"\")[:60]}")' \
-    "$LOGS/eval-$(basename "$file" .cu).json" "$(basename "$file")" "$((t1 - t0))" 2>/dev/null || echo "$file: no record"
+  python3 - "$LOGS/record.json" "$file" "$((t1 - t0))" "$LOGS/quick.jsonl" <<'PY' || echo "$file: no record"
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["wall_s"] = int(sys.argv[3]) / 1e9
+open(sys.argv[4], "a").write(json.dumps(r) + "\n")
+source = r.get("timing", {}).get("compiled", {}).get("source", "")
+print(f"{sys.argv[2].split('/')[-1]:34s} {r.get('verdict', '?'):16s} {r['wall_s']:5.1f}s  {r.get('message', '')[:150]}  {source[:70]}")
+PY
+  rm -f "$LOGS/record.json"
 done

