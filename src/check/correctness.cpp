@@ -136,7 +136,7 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
     c10::IValue candidate_out;
     {
       PhaseTimer timer(phases.candidate_ms);
-      FreeMemoryGuard guard;
+      FreeMemoryGuard guard(options.keep_free_bytes);
       launch::reset_launch_count();
       try {
         torch::manual_seed(t.seed);

@@ -17,6 +17,7 @@ struct CheckOptions {
   int trials = 5;
   uint64_t base_seed = 42;  // trial i uses base_seed + i
   Tolerance tolerance;
+  int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
 };
 
 struct TrialResult {

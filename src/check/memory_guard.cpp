@@ -39,12 +39,13 @@ AllocationLog& allocation_log() {
 
 }  // namespace
 
-FreeMemoryGuard::FreeMemoryGuard() {
+FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes) {
   auto& log = allocation_log();
   c10::cuda::CUDACachingAllocator::emptyCache();
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
-  const int64_t margin = int64_t{1} << 30;  // room for the driver and small-allocation segments
+  // Room for the driver, small-allocation segments and the kernels' local memory.
+  const int64_t margin = (int64_t{1} << 30) + keep_free_bytes;
   if (static_cast<int64_t>(free_bytes) <= margin) return;
   {
     auto poison = at::empty({static_cast<int64_t>(free_bytes) - margin}, at::dtype(at::kByte).device(at::kCUDA));
@@ -109,7 +110,7 @@ std::string FreeMemoryGuard::stray_writes() {
 
 #else
 
-FreeMemoryGuard::FreeMemoryGuard() = default;
+FreeMemoryGuard::FreeMemoryGuard(int64_t) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }
 

@@ -14,8 +14,9 @@ namespace kbench::check {
 
 class FreeMemoryGuard {
  public:
-  // Poisons the free memory and starts recording allocations (no-op without a GPU).
-  FreeMemoryGuard();
+  // Poisons the free memory, less `keep_free_bytes` (local memory the driver will need for the
+  // candidate's kernels), and starts recording allocations. No-op without a GPU.
+  explicit FreeMemoryGuard(int64_t keep_free_bytes = 0);
   ~FreeMemoryGuard();
   FreeMemoryGuard(const FreeMemoryGuard&) = delete;
   FreeMemoryGuard& operator=(const FreeMemoryGuard&) = delete;

@@ -1,5 +1,7 @@
 #include "launch/cuda_driver.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 #ifdef KBENCH_WITH_CUDA
@@ -56,6 +58,7 @@ DeviceInfo query_device(int ordinal) {
   info.memory_bytes = static_cast<int64_t>(p.totalGlobalMem);
   info.l2_bytes = p.l2CacheSize;
   info.max_threads_per_block = p.maxThreadsPerBlock;
+  info.max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
   for (int i = 0; i < 3; ++i) {
     info.max_block[i] = p.maxThreadsDim[i];
     info.max_grid[i] = p.maxGridSize[i];
@@ -78,9 +81,11 @@ LoadedModule::LoadedModule(const std::string& cubin, const std::vector<compile::
     k.signature = sig;
     check(cuFuncGetAttribute(&k.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn), "cuFuncGetAttribute");
     check(cuFuncGetAttribute(&k.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn), "cuFuncGetAttribute");
+    check(cuFuncGetAttribute(&k.local_bytes_per_thread, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn), "cuFuncGetAttribute");
     kernels_[sig.name] = k;
   }
 }
+
 
 LoadedModule::~LoadedModule() {
   if (module_) cuModuleUnload(static_cast<CUmodule>(module_));
@@ -115,6 +120,12 @@ std::string LoadedModule::kernel_list() const {
   std::string s;
   for (const auto& [name, k] : kernels_) s += (s.empty() ? "" : ", ") + k.signature.to_string();
   return s.empty() ? "(none: no extern \"C\" __global__ function)" : s;
+}
+
+int64_t LoadedModule::local_memory_reserve(const DeviceInfo& gpu) const {
+  int64_t per_thread = 0;
+  for (const auto& [name, k] : kernels_) per_thread = std::max<int64_t>(per_thread, k.local_bytes_per_thread);
+  return per_thread * gpu.multiprocessors * gpu.max_threads_per_multiprocessor;
 }
 
 }  // namespace kbench::launch

@@ -29,6 +29,7 @@ struct DeviceInfo {
   int64_t memory_bytes = 0;
   int l2_bytes = 0;
   int max_threads_per_block = 0;
+  int max_threads_per_multiprocessor = 0;
   int max_block[3] = {0, 0, 0};
   int max_grid[3] = {0, 0, 0};
   int max_shared_optin = 0;     // per block, with the opt-in attribute
@@ -49,6 +50,7 @@ class LoadedModule {
     compile::KernelSignature signature;
     int max_threads_per_block = 0;
     int static_shared_bytes = 0;
+    int local_bytes_per_thread = 0;  // stack and spills: the driver reserves it for all resident threads
   };
 
   LoadedModule(const std::string& cubin, const std::vector<compile::KernelSignature>& signatures);
@@ -58,6 +60,10 @@ class LoadedModule {
 
   const Kernel* find(const std::string& name) const;
   std::string kernel_list() const;  // for "no kernel named ..." messages
+
+  // Device memory the driver takes for local memory when the hungriest kernel launches (per-thread
+  // local size × every thread the GPU can hold). It must stay free, or that launch fails.
+  int64_t local_memory_reserve(const DeviceInfo& gpu) const;
 
  private:
   void* module_ = nullptr;  // CUmodule

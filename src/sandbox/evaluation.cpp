@@ -67,7 +67,7 @@ c10::IValue detach_clone(const c10::IValue& v) {
 // Times candidate and eager reference with the same protocol on the same inputs, and checks the
 // outputs of timed candidate runs: a candidate that is right when checked but wrong or stale when
 // timed (caching, unsynchronised streams) is `inconsistent`.
-void time_candidate_and_reference(const EvalRequest& req, const check::Tolerance& tolerance,
+void time_candidate_and_reference(const EvalRequest& req, const check::CheckOptions& check_options,
                                   problems::Reference& reference, const compile::HostProgram& host,
                                   const c10::Dict<std::string, at::Tensor>& params, const launch::DeviceInfo& gpu,
                                   BaselineTimings& baselines, nlohmann::json& record) {
@@ -94,7 +94,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::Tolerance
         if (trial == first_kept - 1) {
           // The kept runs must write their outputs: they get poisoned memory, not the last answer.
           out = c10::IValue();
-          guard.emplace();
+          guard.emplace(check_options.keep_free_bytes);
         }
         if (trial >= first_kept) kept[last_set] = detach_clone(out);
       });
@@ -111,7 +111,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::Tolerance
   for (size_t s = 0; s < sets.size(); ++s) {
     if (kept[s].isNone()) continue;  // fewer timed trials than input sets
     const auto expected = reference.forward(sets[s], seed);
-    const auto cmp = check::compare_outputs(expected, kept[s], tolerance);
+    const auto cmp = check::compare_outputs(expected, kept[s], check_options.tolerance);
     if (cmp.verdict != Verdict::correct && !problem.stochastic) {
       set_verdict(record, Verdict::inconsistent,
                   "correct when checked, but a timed run's output differs: " + cmp.message);
@@ -286,6 +286,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
 
   // 5. Correctness.
   auto check_options = req.check;
+  check_options.keep_free_bytes = module->local_memory_reserve(gpu);
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
   auto params = clone_state(reference.state());
@@ -315,7 +316,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     stage("timing");
     t0 = Clock::now();
     try {
-      time_candidate_and_reference(req, check_options.tolerance, reference, *host, params, gpu, context->baselines,
+      time_candidate_and_reference(req, check_options, reference, *host, params, gpu, context->baselines,
                                    record);
     } catch (const std::exception& e) {
       set_verdict(record, check::classify_exception(e.what()),
