@@ -33,8 +33,10 @@ done
 nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/gpu-utilisation.csv" &
 SAMPLER=$!
 start=$(date +%s%N)
-"$BUILD/kbench" batch "$RUN" --out "$OUT_DIR/throughput.jsonl" --check-budget 30 --timing-budget 120 \
-  | tee "$OUT_DIR/throughput-summary.txt"
+# THROUGHPUT_TIME_LIMIT (e.g. 360s) interrupts the batch; its records so far are kept and reported.
+timeout --signal=INT "${THROUGHPUT_TIME_LIMIT:-1d}" \
+  "$BUILD/kbench" batch "$RUN" --out "$OUT_DIR/throughput.jsonl" --check-budget 30 --timing-budget 120 \
+  | tee "$OUT_DIR/throughput-summary.txt" || true
 end=$(date +%s%N)
 kill $SAMPLER 2>/dev/null || true
 "$BUILD/kbench" report "$OUT_DIR/throughput.jsonl" --markdown "$OUT_DIR/report.md" --svg "$OUT_DIR/fast_p.svg"
