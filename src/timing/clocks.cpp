@@ -29,65 +29,79 @@ constexpr struct {
     {0x40, "hardware thermal slowdown"}, {0x80, "hardware power brake"},
 };
 
-}  // namespace
-
-struct ClockWatch::Nvml {
-  void* library = nullptr;
-  NvmlDevice device = nullptr;
+// The driver's NVML, opened on first use and kept for the life of the process.
+struct Nvml {
+  HandleByBusIdFn by_bus = nullptr;
   ReasonsFn reasons = nullptr;
   ClockInfoFn clock_info = nullptr;
-  ~Nvml() {
-    if (library) ::dlclose(library);
-  }
+  std::string why_unavailable;  // empty when usable
 };
+
+const Nvml& nvml() {
+  static const Nvml instance = [] {
+    Nvml n;
+    void* library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      n.why_unavailable = "libnvidia-ml.so.1 not found";
+      return n;
+    }
+    auto init = reinterpret_cast<InitFn>(::dlsym(library, "nvmlInit_v2"));
+    n.by_bus = reinterpret_cast<HandleByBusIdFn>(::dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+    n.reasons = reinterpret_cast<ReasonsFn>(::dlsym(library, "nvmlDeviceGetCurrentClocksEventReasons"));
+    if (!n.reasons)  // the name before NVML 12.2
+      n.reasons = reinterpret_cast<ReasonsFn>(::dlsym(library, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    n.clock_info = reinterpret_cast<ClockInfoFn>(::dlsym(library, "nvmlDeviceGetClockInfo"));
+    if (!init || !n.by_bus || !n.reasons || !n.clock_info) n.why_unavailable = "libnvidia-ml lacks an expected function";
+    else if (init() != kNvmlSuccess) n.why_unavailable = "nvmlInit failed";
+    return n;
+  }();
+  return instance;
+}
+
+}  // namespace
 
 ClockWatch::ClockWatch(int cuda_device) {
 #ifdef KBENCH_WITH_CUDA
-  auto nvml = std::make_unique<Nvml>();
-  nvml->library = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!nvml->library) {
-    report_.why_unavailable = "libnvidia-ml.so.1 not found";
-    return;
-  }
-  auto init = reinterpret_cast<InitFn>(::dlsym(nvml->library, "nvmlInit_v2"));
-  auto by_bus = reinterpret_cast<HandleByBusIdFn>(::dlsym(nvml->library, "nvmlDeviceGetHandleByPciBusId_v2"));
-  nvml->reasons = reinterpret_cast<ReasonsFn>(::dlsym(nvml->library, "nvmlDeviceGetCurrentClocksEventReasons"));
-  if (!nvml->reasons)  // the name before NVML 12.2
-    nvml->reasons = reinterpret_cast<ReasonsFn>(::dlsym(nvml->library, "nvmlDeviceGetCurrentClocksThrottleReasons"));
-  nvml->clock_info = reinterpret_cast<ClockInfoFn>(::dlsym(nvml->library, "nvmlDeviceGetClockInfo"));
+  const auto& n = nvml();
   char bus_id[32] = {};
-  if (!init || !by_bus || !nvml->reasons || !nvml->clock_info) {
-    report_.why_unavailable = "libnvidia-ml lacks an expected function";
-  } else if (init() != kNvmlSuccess) {
-    report_.why_unavailable = "nvmlInit failed";
+  NvmlDevice device = nullptr;
+  if (!n.why_unavailable.empty()) {
+    why_unavailable_ = n.why_unavailable;
   } else if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, cuda_device) != cudaSuccess ||
-             by_bus(bus_id, &nvml->device) != kNvmlSuccess) {
-    report_.why_unavailable = "NVML does not know the CUDA device's PCI bus";
+             n.by_bus(bus_id, &device) != kNvmlSuccess) {
+    why_unavailable_ = "NVML does not know the CUDA device's PCI bus";
   } else {
-    report_.available = true;
-    nvml_ = std::move(nvml);
+    device_ = device;
   }
 #else
   (void)cuda_device;
-  report_.why_unavailable = "no GPU build";
+  why_unavailable_ = "no GPU build";
 #endif
 }
 
-ClockWatch::~ClockWatch() = default;
-
 void ClockWatch::sample() {
-  if (!nvml_) return;
+  if (!device_) return;
+  const auto& n = nvml();
   unsigned long long reasons = 0;
   unsigned mhz = 0;
-  if (nvml_->reasons(nvml_->device, &reasons) == kNvmlSuccess) reasons_seen_ |= reasons;
-  if (nvml_->clock_info(nvml_->device, kNvmlClockSm, &mhz) == kNvmlSuccess) {
-    report_.min_sm_mhz = report_.samples == 0 ? mhz : std::min(report_.min_sm_mhz, mhz);
-    report_.max_sm_mhz = std::max(report_.max_sm_mhz, mhz);
-    ++report_.samples;
+  if (n.reasons(device_, &reasons) == kNvmlSuccess) reasons_seen_ |= reasons;
+  if (n.clock_info(device_, kNvmlClockSm, &mhz) == kNvmlSuccess) {
+    min_sm_mhz_ = samples_ == 0 ? mhz : std::min(min_sm_mhz_, mhz);
+    max_sm_mhz_ = std::max(max_sm_mhz_, mhz);
+    ++samples_;
   }
-  report_.throttle_reasons.clear();
-  for (const auto& r : kThrottleReasons)
-    if (reasons_seen_ & r.bit) report_.throttle_reasons.push_back(r.name);
+}
+
+ClockReport ClockWatch::report() const {
+  ClockReport r;
+  r.available = device_ != nullptr;
+  r.why_unavailable = why_unavailable_;
+  r.samples = samples_;
+  r.min_sm_mhz = min_sm_mhz_;
+  r.max_sm_mhz = max_sm_mhz_;
+  for (const auto& reason : kThrottleReasons)
+    if (reasons_seen_ & reason.bit) r.throttle_reasons.push_back(reason.name);
+  return r;
 }
 
 }  // namespace kbench::timing

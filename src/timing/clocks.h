@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,22 +18,21 @@ struct ClockReport {
   bool throttled() const { return !throttle_reasons.empty(); }
 };
 
-// Samples one CUDA device's SM clock and its clock-event reasons on demand.
+// Samples one CUDA device's SM clock and its clock-event reasons on demand. NVML is opened once
+// per process; a watch only looks up its device.
 class ClockWatch {
  public:
   explicit ClockWatch(int cuda_device);
-  ~ClockWatch();
-  ClockWatch(const ClockWatch&) = delete;
-  ClockWatch& operator=(const ClockWatch&) = delete;
 
   void sample();  // cheap (microseconds); call outside timed regions
-  const ClockReport& report() const { return report_; }
+  ClockReport report() const;
 
  private:
-  struct Nvml;
-  std::unique_ptr<Nvml> nvml_;
-  uint64_t reasons_seen_ = 0;
-  ClockReport report_;
+  void* device_ = nullptr;  // nvmlDevice_t, null when NVML is unavailable
+  std::string why_unavailable_;
+  int samples_ = 0;
+  unsigned min_sm_mhz_ = 0, max_sm_mhz_ = 0;
+  unsigned long long reasons_seen_ = 0;
 };
 
 }  // namespace kbench::timing
