@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import traceback
@@ -408,6 +409,26 @@ def run_jobs(jobs, args, reporter, budget, t_start):
 
 # ---------------------------------------------------------------------------------------------------
 
+def reexec_with_compiler_libstdcxx():
+    """Loading a package from Python crashed on the H100 machine (PyTorch 2.11, g++ 13): a stack
+    overflow in std::regex, called by the package's own parse_device_str, when the .so's libstdc++
+    calls resolved through the Python process. With the C++ compiler's libstdc++ preloaded (the one
+    the package was built against, and the one the C++ kbench links) the package loads. The script
+    re-executes itself once with it preloaded; its spawned workers inherit the environment."""
+    if os.environ.get("KBENCH_LIBSTDCXX_PRELOADED"):
+        return
+    try:
+        lib = subprocess.run(["c++", "-print-file-name=libstdc++.so.6"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return  # no compiler: AOTInductor cannot build packages here anyway, and says so itself
+    if not os.path.isabs(lib) or not os.path.exists(lib):
+        return
+    env = dict(os.environ, KBENCH_LIBSTDCXX_PRELOADED="1")
+    env["LD_PRELOAD"] = ":".join(p for p in (lib, os.environ.get("LD_PRELOAD", "")) if p)
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--level", type=int, choices=(1, 2, 3), action="append", help="level(s); default all")
@@ -431,6 +452,8 @@ def main():
     if args.gpu_name and not args.dry_run:
         ap.error("--gpu-name only applies to --dry-run (a real run uses the CUDA device's name)")
     t_start = time.time()
+    if not args.dry_run:
+        reexec_with_compiler_libstdcxx()
 
     try:
         import torch
