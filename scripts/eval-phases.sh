@@ -2,9 +2,9 @@
 # Benchmark: where `kbench eval` spends its time, for a level-1 and a level-2 problem, on a GPU
 # machine after the build and the export. Each submission is evaluated with an empty compile cache
 # (cold NVRTC) and again with it filled; the table splits the wall time of the whole command into
-# start-up (process, worker, CUDA context), problem load, NVRTC, host compile, module load,
-# reference load, and the correctness trials (inputs, candidate, checks, reference, compare) and
-# timing. Usage: scripts/eval-phases.sh [build-dir] [out-dir]
+# start-up (process, worker), problem load, NVRTC, host compile, the GPU's preparation (CUDA
+# context, reference load, memory held for poisoning; beside NVRTC, so only the wait for it adds),
+# and the correctness trials (inputs, candidate, checks, reference, compare) and timing. Usage: scripts/eval-phases.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -30,17 +30,19 @@ for line in (out / "phases-wall.txt").read_text().splitlines():
     f, cache, s = line.split()
     walls[(f, cache)] = float(s)
 print(f"{'submission':42s} {'cache':5s} {'lines':>5s} {'wall':>8s} {'start-up':>8s} {'nvrtc':>7s} {'host':>6s} "
-      f"{'ref load':>8s} {'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s} {'timing':>8s} {'verdict'}")
+      f"{'ctx':>6s} {'ref load':>8s} {'hold':>6s} {'wait':>6s} {'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s} {'timing':>8s} {'verdict'}")
 for (f, cache), wall in walls.items():
     level, problem = f.split("/")[0][-1], f.split("/")[1].split("_")[0]
     r = json.loads((out / f"phases-{level}-{problem}-{cache}.json").read_text())
     p = r.get("phases_ms", {})
     split = p.get("correctness_split", {})
+    gpu = p.get("gpu_prepare", {})
     lines = len(pathlib.Path(f).read_text().splitlines())
     # In-process phases start when the worker begins the request; the rest of the wall is start-up.
     startup = wall - p.get("total", 0)
     print(f"{f:42s} {cache:5s} {lines:5d} {wall:8.0f} {startup:8.0f} {p.get('nvrtc', 0):7.1f} {p.get('host_compile', 0):6.1f} "
-          f"{p.get('reference_load', 0):8.1f} {split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} "
+          f"{gpu.get('cuda_context', 0):6.1f} {gpu.get('reference_load', 0):8.1f} {gpu.get('memory_hold', 0):6.1f} "
+          f"{p.get('gpu_wait', 0):6.1f} {split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} "
           f"{split.get('checks', 0):7.1f} {split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f} "
           f"{p.get('timing', 0):8.0f} {r.get('verdict')}")
 print("(ms; correctness columns are sums over the 5 trials; 'cand.' includes poisoning free memory and the out-of-bounds check)")

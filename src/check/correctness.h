@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check/compare.h"
+#include "check/reference_outputs.h"
 #include "check/verdict.h"
 #include "compile/host_program.h"
 #include "problems/reference.h"
@@ -54,11 +55,12 @@ Verdict classify_exception(const std::string& what);
 std::string first_line_of_interest(const std::string& what);
 
 // Trial order: inputs → candidate (free memory poisoned, out-of-bounds writes checked; see
-// check/memory_guard.h) → input and parameter check → reference → compare. The reference runs after the
-// candidate, so no reference output of this trial exists in memory while the candidate runs.
+// check/memory_guard.h) → input and parameter check → reference → compare. The reference runs (or a
+// kept output of it comes back from host memory) after the candidate, so no reference output of this
+// trial exists on the GPU while the candidate runs.
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
-                                    const CheckOptions& options);
+                                    const CheckOptions& options, ReferenceOutputCache& reference_outputs);
 
 nlohmann::json to_json(const TrialResult& t);
 nlohmann::json to_json(const CorrectnessPhases& p);

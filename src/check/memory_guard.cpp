@@ -11,23 +11,45 @@
 
 namespace kbench::check {
 
+std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, std::vector<ByteRange> allocated) {
+  std::sort(allocated.begin(), allocated.end());
+  std::vector<ByteRange> out;
+  for (auto [at, end] : regions) {
+    for (const auto& [begin, stop] : allocated) {
+      if (stop <= at) continue;
+      if (begin >= end) break;
+      if (begin > at) out.emplace_back(at, begin);
+      at = std::max(at, stop);
+      if (at >= end) break;
+    }
+    if (at < end) out.emplace_back(at, end);
+  }
+  return out;
+}
+
 #ifdef KBENCH_WITH_CUDA
 namespace {
 
+namespace allocator = c10::cuda::CUDACachingAllocator;
+using Range = ByteRange;
+
 // The caching allocator reports every allocation to attached trackers; one tracker per process,
-// attached on first use, records while a guard is active.
+// attached on first use, records while a guard is active. It records the segments returned to the
+// driver too: when an allocation finds the GPU full, the allocator releases its free segments (a
+// poisoned one among them) and the driver may hand that memory to others (cuBLAS, local memory),
+// whose writes there are not the candidate's.
 struct AllocationLog {
   std::mutex mutex;
   bool recording = false;
-  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;  // [begin, end)
+  std::vector<Range> ranges;
 };
 
 AllocationLog& allocation_log() {
   static AllocationLog* log = [] {
     auto* l = new AllocationLog;  // lives as long as the allocator that calls into it
-    using c10::cuda::CUDACachingAllocator::TraceEntry;
-    c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker([l](const TraceEntry& e) {
-      if (e.action_ != TraceEntry::Action::ALLOC) return;
+    allocator::attachAllocatorTraceTracker([l](const allocator::TraceEntry& e) {
+      using Action = allocator::TraceEntry::Action;
+      if (e.action_ != Action::ALLOC && e.action_ != Action::SEGMENT_FREE) return;
       std::lock_guard<std::mutex> lock(l->mutex);
       constexpr uintptr_t kRound = 512;  // the allocator's granularity: a block's tail belongs to it
       if (l->recording) l->ranges.emplace_back(e.addr_, e.addr_ + (e.size_ + kRound - 1) / kRound * kRound);
@@ -37,22 +59,52 @@ AllocationLog& allocation_log() {
   return *log;
 }
 
+// The free blocks of every segment the allocator holds on the current device, in address order.
+std::vector<Range> free_blocks() {
+  int device = 0;
+  cudaGetDevice(&device);
+  std::vector<ByteRange> out;
+  for (const auto& segment : allocator::snapshot().segments) {
+    if (segment.device != device) continue;
+    auto at = static_cast<uintptr_t>(segment.address);
+    for (const auto& block : segment.blocks) {
+      const auto size = static_cast<uintptr_t>(block.size);
+      if (!block.allocated && !block.active) out.emplace_back(at, at + size);
+      at += size;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
+  const auto element = static_cast<uintptr_t>(c10::elementSize(type));
+  return at::from_blob(reinterpret_cast<void*>(begin), {static_cast<int64_t>((end - begin) / element)},
+                       at::dtype(type).device(at::kCUDA));
+}
+
 }  // namespace
+
+void hold_free_memory(int64_t keep_free_bytes) {
+  // Room for the driver, new small-allocation segments and the kernels' local memory.
+  const int64_t margin = (int64_t{1} << 30) + keep_free_bytes;
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
+  if (static_cast<int64_t>(free_bytes) < margin) {
+    allocator::emptyCache();
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
+  }
+  const int64_t take = static_cast<int64_t>(free_bytes) - margin;
+  constexpr int64_t kWorthTaking = int64_t{64} << 20;
+  // Allocated and freed at once: it stays in the allocator's cache as one free block.
+  if (take >= kWorthTaking) at::empty({take}, at::dtype(at::kByte).device(at::kCUDA));
+}
 
 FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes) {
   auto& log = allocation_log();
-  c10::cuda::CUDACachingAllocator::emptyCache();
-  size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
-  // Room for the driver, small-allocation segments and the kernels' local memory.
-  const int64_t margin = (int64_t{1} << 30) + keep_free_bytes;
-  if (static_cast<int64_t>(free_bytes) <= margin) return;
-  {
-    auto poison = at::empty({static_cast<int64_t>(free_bytes) - margin}, at::dtype(at::kByte).device(at::kCUDA));
-    poison.fill_(0xFF);
-    begin_ = reinterpret_cast<uintptr_t>(poison.data_ptr());
-    end_ = begin_ + static_cast<uintptr_t>(poison.numel());
-  }  // freed into the allocator's cache: the candidate's large allocations are carved from it
+  hold_free_memory(keep_free_bytes);
+  poisoned_ = free_blocks();
+  for (const auto& [begin, end] : poisoned_) device_bytes(begin, end, at::kByte).fill_(0xFF);
   std::lock_guard<std::mutex> lock(log.mutex);
   log.ranges.clear();
   log.recording = true;
@@ -66,50 +118,49 @@ FreeMemoryGuard::~FreeMemoryGuard() {
 }
 
 std::string FreeMemoryGuard::stray_writes() {
-  if (begin_ == end_) return "";
   auto& log = allocation_log();
-  uintptr_t at = begin_, first_bad = 0;
+  const auto recorded = [&] {
+    std::lock_guard<std::mutex> lock(log.mutex);
+    return log.ranges;
+  };
   int64_t bad_regions = 0;
-  while (at < end_) {
-    // Re-read the log each step: the checks' own reductions may allocate, and those ranges are
-    // excluded from the regions checked after them.
-    std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
-    {
-      std::lock_guard<std::mutex> lock(log.mutex);
-      ranges = log.ranges;
+  std::string first_bad;
+  const auto note = [&](bool intact, const Range& r) {
+    if (!intact && bad_regions++ == 0) first_bad = std::to_string(r.second - r.first);
+  };
+  // Small regions first, copied to the host before anything here allocates on the device: the
+  // reductions below take their temporaries from the small-allocation pool, perhaps from one of
+  // these regions, and would find their own results there.
+  constexpr uintptr_t kOnHost = uintptr_t{2} << 20;
+  std::vector<Range> large;
+  std::vector<uint8_t> bytes;
+  for (const auto& r : unallocated_parts(poisoned_, recorded())) {
+    if (r.second - r.first > kOnHost) {
+      large.push_back(r);
+      continue;
     }
-    std::sort(ranges.begin(), ranges.end());
-    uintptr_t gap_end = end_;
-    for (const auto& r : ranges) {
-      if (r.second <= at) continue;
-      if (r.first <= at) {
-        at = r.second;
-        continue;
-      }
-      gap_end = std::min(r.first, end_);
-      break;
+    bytes.resize(r.second - r.first);
+    cudaMemcpy(bytes.data(), reinterpret_cast<void*>(r.first), bytes.size(), cudaMemcpyDeviceToHost);
+    note(std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0xFF; }), r);
+  }
+  // Large regions on the device, one min/max pass each. The log is read again for each: what these
+  // reductions allocate is left out of the regions checked after them.
+  for (const auto& region : large) {
+    for (const auto& r : unallocated_parts({region}, recorded())) {
+      // All bytes 0xFF <=> every 32-bit word is -1: words where aligned.
+      const bool words = r.first % 4 == 0 && r.second % 4 == 0;
+      const auto [lo, hi] = at::aminmax(device_bytes(r.first, r.second, words ? at::kInt : at::kByte));
+      note(words ? (lo.item<int32_t>() == -1 && hi.item<int32_t>() == -1) : lo.item<uint8_t>() == 0xFF, r);
     }
-    if (at >= end_) break;
-    const auto bytes = static_cast<int64_t>(gap_end - at);
-    if (bytes > 0) {
-      // All bytes 0xFF <=> every 32-bit word is -1: one min/max pass over words where aligned.
-      const bool as_words = at % 4 == 0 && bytes % 4 == 0;
-      auto region = at::from_blob(reinterpret_cast<void*>(at), {as_words ? bytes / 4 : bytes},
-                                  at::dtype(as_words ? at::kInt : at::kByte).device(at::kCUDA));
-      const auto [lo, hi] = at::aminmax(region);
-      const bool intact = as_words ? (lo.item<int32_t>() == -1 && hi.item<int32_t>() == -1) : lo.item<uint8_t>() == 0xFF;
-      if (!intact && bad_regions++ == 0) first_bad = at;
-    }
-    at = gap_end;
   }
   if (bad_regions == 0) return "";
   return "wrote into GPU memory that it had not allocated (" + std::to_string(bad_regions) +
-         " free region(s) changed, the first " + std::to_string(first_bad - begin_) +
-         " bytes into the poisoned pool): an out-of-bounds write";
+         " free region(s) changed, the first of " + first_bad + " bytes): an out-of-bounds write";
 }
 
 #else
 
+void hold_free_memory(int64_t) {}
 FreeMemoryGuard::FreeMemoryGuard(int64_t) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }

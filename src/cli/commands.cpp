@@ -215,7 +215,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
     req->timing.flush_l2 = !*no_flush;
     // Problem errors are the user's: say so before spending a worker on them.
     problems::Catalog::load(problems::project_root(g.root)).get(req->level, req->problem);
-    const auto record = *in_process ? sandbox::evaluate(*req) : sandbox::evaluate_isolated(*req, *budgets, self_exe());
+    const auto record = *in_process ? sandbox::evaluate(*req) : sandbox::evaluate_isolated(*req, *budgets, sandbox::kForkWithoutExec);
     if (record.contains("error")) throw std::runtime_error(record["error"].get<std::string>());
     if (!out_file->empty()) std::ofstream(*out_file) << record.dump(2) << "\n";
     if (g.json) std::cout << record.dump(2) << "\n";

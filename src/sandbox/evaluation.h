@@ -43,10 +43,12 @@ struct BaselineTimings {
 };
 
 // What a worker keeps between evaluations of the same problem: the loaded reference (weights on the
-// GPU) and its baseline timings, so a batch pays for them once per problem, not once per sample.
+// GPU), its outputs where keeping them pays, and its baseline timings, so a batch pays for them once
+// per problem, not once per sample.
 struct EvalContext {
   std::shared_ptr<problems::Reference> reference;  // the problem of `reference_key`
   std::string reference_key;
+  check::ReferenceOutputCache reference_outputs;  // of `reference`
   BaselineTimings baselines;
 };
 

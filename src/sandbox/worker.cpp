@@ -59,6 +59,8 @@ void Worker::start() {
   int input[2], results[2], output[2];
   if (::pipe2(input, O_CLOEXEC) || ::pipe2(results, O_CLOEXEC) || ::pipe2(output, O_CLOEXEC))
     throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
+  std::cout.flush();  // a forked child must not repeat the parent's buffered output
+  std::cerr.flush();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
@@ -69,6 +71,12 @@ void Worker::start() {
     ::dup2(results[1], kResultFd);
     ::dup2(output[1], STDOUT_FILENO);
     ::dup2(output[1], STDERR_FILENO);
+    if (exe_ == kForkWithoutExec) {
+      // What exec would have closed (O_CLOEXEC): the parent's ends, and the originals of the dups.
+      for (int fd : {input[0], input[1], results[0], results[1], output[0], output[1]})
+        if (fd > kResultFd) ::close(fd);
+      _exit(run_worker(kResultFd));
+    }
     ::execl(exe_.c_str(), exe_.c_str(), "__worker", static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -22,9 +22,15 @@ struct Budgets {
   double host_memory_gib = 48;
 };
 
+// The worker "executable" that means: this process, forked without exec. The child then starts
+// with libtorch already loaded (about half of a worker's start-up). Only for a parent that has
+// started no threads and not touched CUDA, which a forked child could not use: `kbench eval`.
+inline const std::string kForkWithoutExec;
+
 // One worker process. Not copyable: it owns the child and its pipes.
 class Worker {
  public:
+  // `exe` is run as `exe __worker`, or see kForkWithoutExec.
   explicit Worker(std::string exe);
   ~Worker();
   Worker(const Worker&) = delete;

@@ -106,3 +106,30 @@ TEST_CASE("shards partition the submissions by content", "[sandbox]") {
   }
   for (int c : counts) CHECK(c > 50);
 }
+
+TEST_CASE("a batch reuses a problem's kept reference outputs for its later samples", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  // Two different submissions of L3#4 (LeNet-5: a small output from several kernels, which pays to
+  // keep) that both reach the comparison, in one worker: the second compares against kept outputs.
+  const auto dir = fresh_dir("reuse");
+  copy_submission("l3_4_value_mismatch.cu", dir / "level_3_problem_4_sample_0_kernel.cu");
+  copy_submission("l3_4_value_mismatch.cu", dir / "level_3_problem_4_sample_1_kernel.cu");
+  std::ofstream(dir / "level_3_problem_4_sample_1_kernel.cu", std::ios::app) << "// another sample\n";
+  auto o = options_for(dir);
+  o.base.time = false;
+  sandbox::run_batch(o);
+  const auto lines = read_lines(o.out);
+  REQUIRE(lines.size() == 2);
+  std::map<std::string, nlohmann::json> by_file;
+  for (const auto& r : lines) by_file[r["batch"]["file"]] = r;
+  const auto& first = by_file["level_3_problem_4_sample_0_kernel.cu"];
+  const auto& second = by_file["level_3_problem_4_sample_1_kernel.cu"];
+  CHECK(first["verdict"] == "value_mismatch");
+  CHECK(second["verdict"] == "value_mismatch");
+  CHECK(first["reference_outputs"]["computed"] == 1);
+  CHECK(second["worker_evaluations"] == 2);
+  CHECK(second["reference_outputs"]["reused"] == 1);
+  CHECK(second["reference_outputs"]["computed"] == 0);
+  // The same comparison either way: the kept output is the reference's answer.
+  CHECK(first["correctness"]["trials"][0]["max_abs_error"] == second["correctness"]["trials"][0]["max_abs_error"]);
+}

@@ -1,0 +1,74 @@
+// The reference output cache's bookkeeping, on CPU tensors: which outputs it keeps (the copy rate is
+// set to extremes so that the decision does not depend on this machine's speed), that a kept output
+// comes back equal and is not recomputed, and that its memory cap holds. That kept outputs are
+// reused in a batch on the GPU is checked by the GPU batch test (its records count them).
+#include <thread>
+
+#include "check/reference_outputs.h"
+#include "catch.h"
+
+using kbench::check::ReferenceOutputCache;
+
+namespace {
+
+struct CountingReference {
+  int calls = 0;
+  at::Tensor output = at::arange(256, at::kFloat);  // 1 KiB
+  c10::IValue operator()() {
+    ++calls;
+    return c10::ivalue::Tuple::create({output * 2, output + 1});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a reference output that copies back faster than it computes is kept and reused", "[check]") {
+  ReferenceOutputCache cache(/*max_bytes=*/1 << 20, /*copy_bytes_per_ms=*/1e12);
+  CountingReference reference;
+  const auto compute = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return reference();
+  };
+  const auto first = cache.get(42, 42, compute);
+  const auto again = cache.get(42, 42, compute);
+  CHECK(reference.calls == 1);
+  CHECK(cache.reused() == 1);
+  REQUIRE(again.isTuple());
+  CHECK(at::equal(again.toTupleRef().elements()[0].toTensor(), first.toTupleRef().elements()[0].toTensor()));
+  CHECK(at::equal(again.toTupleRef().elements()[1].toTensor(), first.toTupleRef().elements()[1].toTensor()));
+  // Another input seed or forward seed is another output.
+  cache.get(43, 42, compute);
+  cache.get(42, 43, compute);
+  CHECK(reference.calls == 3);
+  // A kept output is a copy: writing into what the caller got does not change it.
+  again.toTupleRef().elements()[0].toTensor().zero_();
+  CHECK(at::equal(cache.get(42, 42, compute).toTupleRef().elements()[0].toTensor(), reference.output * 2));
+  cache.clear();
+  cache.get(42, 42, compute);
+  CHECK(reference.calls == 4);
+}
+
+TEST_CASE("a reference output that computes faster than it copies back is recomputed", "[check]") {
+  ReferenceOutputCache cache(/*max_bytes=*/1 << 20, /*copy_bytes_per_ms=*/1e-3);  // a 2 KiB output: 2e6 ms
+  CountingReference reference;
+  cache.get(42, 42, [&] { return reference(); });
+  cache.get(42, 42, [&] { return reference(); });
+  CHECK(reference.calls == 2);
+  CHECK(cache.reused() == 0);
+  CHECK(cache.computed() == 2);
+}
+
+TEST_CASE("the kept outputs stay under their memory cap", "[check]") {
+  ReferenceOutputCache cache(/*max_bytes=*/3000, /*copy_bytes_per_ms=*/1e12);  // room for one 2 KiB output
+  CountingReference reference;
+  const auto compute = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return reference();
+  };
+  cache.get(1, 1, compute);
+  cache.get(2, 2, compute);  // over the cap: not kept
+  cache.get(1, 1, compute);
+  cache.get(2, 2, compute);
+  CHECK(reference.calls == 3);
+  CHECK(cache.reused() == 1);
+}
