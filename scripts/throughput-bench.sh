@@ -3,6 +3,8 @@
 # 200 submissions across the three levels — the reference kernels (correct), the submission and
 # adversarial fixtures (incorrect, non-compiling, hostile but quick), each copied as several
 # distinct samples — scored end to end, then summarised with `kbench report`.
+# Exports the problems it uses first (in parallel; cached archives are kept). Every visible GPU is
+# used, as `kbench batch` does by default.
 # Usage: scripts/throughput-bench.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +31,8 @@ while ((n < 200)); do
     n=$((n + 1))
   done
 done
+ls "$RUN" | sed -E 's/level_([0-9])_problem_([0-9]+)_.*/\1 \2/' | sort -u \
+  | xargs -P 8 -n 2 sh -c 'python3 scripts/export_problems.py --level "$0" --problem "$1" | grep -v "^export"' || true
 # GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.
 nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/gpu-utilisation.csv" &
 SAMPLER=$!
@@ -54,6 +58,12 @@ for r in records:
     add("", r.get("phases_ms", {}))
 print(f"{len(records)} records in {(int(sys.argv[4]) - int(sys.argv[3])) / 1e9:.1f} s wall")
 print("summed phases (s):", {k: round(v / 1000, 1) for k, v in sorted(phases.items())})
+per_gpu = {}
+for r in records:
+    g = r.get("batch", {}).get("gpu", 0)
+    n, busy = per_gpu.get(g, (0, 0.0))
+    per_gpu[g] = (n + 1, busy + r.get("batch", {}).get("seconds", 0))
+print("per GPU (records, busy s):", {g: (n, round(b, 1)) for g, (n, b) in sorted(per_gpu.items())})
 samples = [int(x) for x in open(sys.argv[2]).read().split() if x.strip().isdigit()]
 if samples:
     idle = sum(1 for u in samples if u == 0)
