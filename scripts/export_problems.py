@@ -2,6 +2,7 @@
 """Turns the reference problems (level*/<id>_<Name>.py) into what kbench loads from C++.
 
   export_problems.py [--level L] [--problem P]        build TorchScript archives into the cache
+  export_problems.py --only 1:19 2:12 [...]          the same for the problems named (one process)
   export_problems.py --write-manifest [...]          rewrite problems/manifest.json entries
   export_problems.py --check-manifest                fail if the manifest is stale for any source
 
@@ -140,6 +141,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--level", type=int, choices=(1, 2, 3), action="append", help="level(s); default all")
     ap.add_argument("--problem", type=int, help="one problem id (with --level)")
+    ap.add_argument("--only", nargs="+", metavar="L:P",
+                    help="only these problems, e.g. 1:19 2:12 (one torch import for all of them)")
     ap.add_argument("--write-manifest", action="store_true", help="recompute manifest entries from sources")
     ap.add_argument("--check-manifest", action="store_true", help="exit 1 if any manifest entry is stale")
     ap.add_argument("--max-weight-bytes", type=float, default=None, help="skip models with more weight bytes")
@@ -147,16 +150,27 @@ def main():
     ap.add_argument("--json", action="store_true", help="one JSON object per problem on stdout")
     args = ap.parse_args()
     levels = args.level or [1, 2, 3]
+    files = list(problem_files(levels, args.problem))
+    if args.only:
+        try:
+            wanted = {tuple(int(x) for x in spec.split(":")) for spec in args.only}
+        except ValueError:
+            ap.error("--only takes LEVEL:PROBLEM pairs, e.g. 1:19")
+        files = [f for f in files if (f[0], f[1]) in wanted]
+        missing = wanted - {(level, pid) for level, pid, _ in files}
+        if missing:
+            ap.error("no such problem: " + ", ".join(f"{level}:{pid}" for level, pid in sorted(missing)))
     manifest = read_manifest()
 
     if args.check_manifest:
         stale = []
-        for level, pid, path in problem_files(levels, args.problem):
+        for level, pid, path in files:
             entry = manifest.get((level, pid))
             if entry is None or entry["sha256"] != problem_source.source_sha256(path):
                 stale.append(str(path.relative_to(ROOT)))
-        listed = {(lvl, pid) for lvl, pid, _ in problem_files(levels, args.problem)}
-        orphans = [e["file"] for k, e in manifest.items() if k[0] in levels and k not in listed and args.problem is None]
+        listed = {(lvl, pid) for lvl, pid, _ in files}
+        orphans = [e["file"] for k, e in manifest.items()
+                   if k[0] in levels and k not in listed and args.problem is None and not args.only]
         for s in stale:
             print(f"stale manifest entry: {s}")
         for o in orphans:
@@ -166,7 +180,7 @@ def main():
 
     if args.write_manifest:
         failed = 0
-        for level, pid, path in problem_files(levels, args.problem):
+        for level, pid, path in files:
             t0 = time.time()
             try:
                 manifest[(level, pid)] = manifest_entry(level, pid, path)
@@ -178,7 +192,7 @@ def main():
         return 1 if failed else 0
 
     counts = {"ok": 0, "cached": 0, "skipped": 0, "failed": 0}
-    for level, pid, path in problem_files(levels, args.problem):
+    for level, pid, path in files:
         t0 = time.time()
         try:
             status, detail = export_one(level, pid, path, manifest.get((level, pid)), args.max_weight_bytes, args.force)

@@ -10,7 +10,8 @@ mkdir -p "$LOGS"
 cmake --preset gpu >"$LOGS/configure.log" 2>&1 || { tail -30 "$LOGS/configure.log"; exit 1; }
 cmake --build --preset gpu -j "$(nproc)" >"$LOGS/build.log" 2>&1 \
   || { grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -80; exit 1; }
-for lp in $1; do python3 scripts/export_problems.py --level "${lp%%:*}" --problem "${lp##*:}" | grep -v "^export"; done
+# shellcheck disable=SC2086  # $1 is a list of L:P words
+python3 scripts/export_problems.py --only $1 | grep -v "^export"
 shift
 # One JSON line per evaluation in $LOGS/quick.jsonl (few files: the device tool returns a limited number).
 : >"$LOGS/quick.jsonl"

@@ -3,8 +3,8 @@
 # 200 submissions across the three levels — the reference kernels (correct), the submission and
 # adversarial fixtures (incorrect, non-compiling, hostile but quick), each copied as several
 # distinct samples — scored end to end, then summarised with `kbench report`.
-# Exports the problems it uses first (in parallel; cached archives are kept). Every visible GPU is
-# used, as `kbench batch` does by default.
+# Exports the problems it uses first (cached archives are kept). Every visible GPU is used, as
+# `kbench batch` does by default.
 # Usage: scripts/throughput-bench.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +31,8 @@ while ((n < 200)); do
     n=$((n + 1))
   done
 done
-ls "$RUN" | sed -E 's/level_([0-9])_problem_([0-9]+)_.*/\1 \2/' | sort -u \
-  | xargs -P 8 -n 2 sh -c 'python3 scripts/export_problems.py --level "$0" --problem "$1" | grep -v "^export"' || true
+mapfile -t problems < <(ls "$RUN" | sed -E 's/level_([0-9])_problem_([0-9]+)_.*/\1:\2/' | sort -u)
+python3 scripts/export_problems.py --only "${problems[@]}" | grep -v "^export" || true
 # GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.
 nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/gpu-utilisation.csv" &
 SAMPLER=$!
