@@ -142,4 +142,16 @@ std::pair<int64_t, int64_t> fingerprint(const at::Tensor& t) {
   return {total, static_cast<int64_t>(static_cast<uint64_t>(every_third) + 31u * static_cast<uint64_t>(every_seventh))};
 }
 
+Fingerprints fingerprints(const std::vector<c10::IValue>& values) {
+  Fingerprints out;
+  for (const auto& v : values) out.push_back(v.isTensor() ? fingerprint(v.toTensor()) : std::make_pair<int64_t, int64_t>(0, 0));
+  return out;
+}
+
+Fingerprints fingerprints(const c10::Dict<std::string, at::Tensor>& tensors) {
+  Fingerprints out;
+  for (const auto& entry : tensors) out.push_back(fingerprint(entry.value()));
+  return out;
+}
+
 }  // namespace kbench::check

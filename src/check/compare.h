@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <torch/script.h>
 
@@ -27,5 +29,10 @@ Comparison compare_outputs(const c10::IValue& reference, const c10::IValue& cand
 // A cheap digest of a tensor's bytes (two chunked sums of its bit patterns), to detect inputs written
 // by the candidate without keeping a second copy of multi-GB inputs.
 std::pair<int64_t, int64_t> fingerprint(const at::Tensor& t);
+
+// One fingerprint per value, in order ((0, 0) for a value that is not a tensor), or per entry.
+using Fingerprints = std::vector<std::pair<int64_t, int64_t>>;
+Fingerprints fingerprints(const std::vector<c10::IValue>& values);
+Fingerprints fingerprints(const c10::Dict<std::string, at::Tensor>& tensors);
 
 }  // namespace kbench::check

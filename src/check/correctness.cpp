@@ -30,20 +30,6 @@ bool is_sticky_cuda_error(const std::string& what) {
   return false;
 }
 
-using Fingerprints = std::vector<std::pair<int64_t, int64_t>>;
-
-Fingerprints fingerprints(const std::vector<c10::IValue>& inputs) {
-  Fingerprints out;
-  for (const auto& v : inputs) out.push_back(v.isTensor() ? fingerprint(v.toTensor()) : std::make_pair<int64_t, int64_t>(0, 0));
-  return out;
-}
-
-Fingerprints fingerprints(const c10::Dict<std::string, at::Tensor>& params) {
-  Fingerprints out;
-  for (const auto& entry : params) out.push_back(fingerprint(entry.value()));
-  return out;
-}
-
 // Adds the milliseconds since construction to `total` when it goes out of scope.
 class PhaseTimer {
  public:

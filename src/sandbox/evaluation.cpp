@@ -37,12 +37,6 @@ void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) 
 }
 
 #ifdef KBENCH_WITH_CUDA
-std::vector<std::pair<int64_t, int64_t>> state_fingerprints(const problems::Reference& reference) {
-  std::vector<std::pair<int64_t, int64_t>> out;
-  for (const auto& entry : reference.state()) out.push_back(check::fingerprint(entry.value()));
-  return out;
-}
-
 c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::Tensor>& state) {
   // The candidate gets its own copy: writing into it cannot change the reference's weights.
   c10::Dict<std::string, at::Tensor> out;
@@ -336,7 +330,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     return record;
   }
   // Fingerprints of the reference's own weights: a candidate's out-of-bounds write can land there.
-  const auto state_before = state_fingerprints(reference);
+  const auto state_before = check::fingerprints(reference.state());
   const auto reused_before = context->reference_outputs.reused(), computed_before = context->reference_outputs.computed();
   t0 = Clock::now();
   const auto correctness = check::check_correctness(reference, *host, params, check_options, context->reference_outputs);
@@ -367,7 +361,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   record["reference_outputs"] = {{"reused", context->reference_outputs.reused() - reused_before},
                                  {"computed", context->reference_outputs.computed() - computed_before}};
   if (!correctness.context_poisoned) {
-    if (state_fingerprints(reference) != state_before) {
+    if (check::fingerprints(reference.state()) != state_before) {
       set_verdict(record, Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
       context->reference.reset();  // never check another candidate against damaged weights
       context->reference_key.clear();
