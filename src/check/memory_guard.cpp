@@ -27,6 +27,20 @@ std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, 
   return out;
 }
 
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes) {
+  // Taking leaves 1 GiB besides `keep_free_bytes` to the driver: new small-allocation segments,
+  // library workspaces. Giving back is needed only once the kernels' local memory
+  // (`keep_free_bytes`) would no longer fit beside a 256 MiB reserve: the margin left by an earlier
+  // hold usually covers a later one's `keep_free_bytes`, and returning tens of GiB to take them
+  // again costs hundreds of milliseconds.
+  constexpr int64_t kMargin = int64_t{1} << 30, kReserve = int64_t{256} << 20, kWorthTaking = int64_t{64} << 20;
+  HoldPlan plan;
+  plan.release = free_bytes < keep_free_bytes + kReserve;
+  const int64_t take = free_bytes - kMargin - keep_free_bytes;
+  if (!plan.release && take >= kWorthTaking) plan.take = take;
+  return plan;
+}
+
 #ifdef KBENCH_WITH_CUDA
 namespace {
 
@@ -86,18 +100,16 @@ at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
 }  // namespace
 
 void hold_free_memory(int64_t keep_free_bytes) {
-  // Room for the driver, new small-allocation segments and the kernels' local memory.
-  const int64_t margin = (int64_t{1} << 30) + keep_free_bytes;
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
-  if (static_cast<int64_t>(free_bytes) < margin) {
+  auto plan = plan_hold(static_cast<int64_t>(free_bytes), keep_free_bytes);
+  if (plan.release) {
     allocator::emptyCache();
     if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
+    plan = plan_hold(static_cast<int64_t>(free_bytes), keep_free_bytes);
   }
-  const int64_t take = static_cast<int64_t>(free_bytes) - margin;
-  constexpr int64_t kWorthTaking = int64_t{64} << 20;
   // Allocated and freed at once: it stays in the allocator's cache as one free block.
-  if (take >= kWorthTaking) at::empty({take}, at::dtype(at::kByte).device(at::kCUDA));
+  if (plan.take > 0) at::empty({plan.take}, at::dtype(at::kByte).device(at::kCUDA));
 }
 
 FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes) {

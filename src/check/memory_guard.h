@@ -18,8 +18,17 @@ namespace kbench::check {
 
 // Makes the caching allocator hold all free device memory but a margin of 1 GiB and
 // `keep_free_bytes`: what a FreeMemoryGuard poisons. Memory freed since the last call is taken in;
-// when the driver has less than the margin left, the cached memory is returned and taken again.
+// only when the driver has less than `keep_free_bytes` and a little room left is the cached memory
+// returned and taken again (hundreds of milliseconds for tens of GiB).
 void hold_free_memory(int64_t keep_free_bytes = 0);
+
+// What hold_free_memory does when the driver reports `free_bytes` free: return the allocator's
+// cached memory first or not, then take `take` more bytes (0: not worth it).
+struct HoldPlan {
+  bool release = false;
+  int64_t take = 0;
+};
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes);
 
 using ByteRange = std::pair<uintptr_t, uintptr_t>;  // [begin, end)
 

@@ -18,3 +18,23 @@ TEST_CASE("the unallocated parts of poisoned blocks are what the allocations lea
   CHECK(unallocated_parts({{100, 200}}, {{100, 200}}).empty());
   CHECK(unallocated_parts({{100, 200}}, {{150, 200}, {90, 150}}).empty());
 }
+
+TEST_CASE("memory is held to a 1 GiB margin and given back only when local memory would not fit", "[check]") {
+  using kbench::check::plan_hold;
+  constexpr int64_t MiB = int64_t{1} << 20, GiB = int64_t{1} << 30;
+  // A fresh GPU: everything but the margin and the kernels' local memory is taken.
+  auto plan = plan_hold(80 * GiB, 10 * MiB);
+  CHECK_FALSE(plan.release);
+  CHECK(plan.take == 79 * GiB - 10 * MiB);
+  // The margin an earlier hold left covers a small local-memory need: nothing given back or taken.
+  plan = plan_hold(GiB, 10 * MiB);
+  CHECK_FALSE(plan.release);
+  CHECK(plan.take == 0);
+  // Freed memory since the last hold is taken in once it is worth it.
+  CHECK(plan_hold(GiB + 100 * MiB, 0).take == 100 * MiB);
+  CHECK(plan_hold(GiB + 10 * MiB, 0).take == 0);
+  // Local memory beyond what is left (less a 256 MiB reserve): the cache must be given back.
+  CHECK(plan_hold(GiB, 800 * MiB).release);
+  CHECK(plan_hold(300 * MiB, 0).take == 0);
+  CHECK(plan_hold(200 * MiB, 0).release);
+}
