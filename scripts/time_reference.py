@@ -3,7 +3,7 @@
 C++ timings can be checked against what Python sees.
 
   time_reference.py [--level L ...] [--problem P] [--problems 1:19,2:1,...] [--trials N] [--warmup N]
-                    [--scripted] [--no-flush-l2] [--deadline-s S] [--dry-run]
+                    [--scripted [--fuse]] [--no-flush-l2] [--deadline-s S] [--dry-run]
 
 The protocol is src/timing/timer.cpp's: the model as scripts/export_problems.py builds it (MODEL_SEED),
 on CUDA, in training mode with autograd off and torch.manual_seed(1) before every forward (as
@@ -17,6 +17,8 @@ src/timing/statistics.cpp (std is the sample std, n - 1).
 
 --scripted times the TorchScript archive that export_problems.py made (torch.jit.load of
 export_problems.archive_path, what the C++ kbench loads) instead of the Python module.
+It runs op by op, as kbench runs it (torch.jit.optimized_execution(False)); --fuse lets TorchScript's
+executor profile and fuse (NNC) as it does by default, to show what that changes.
 
 One JSON object per problem on stdout (times in ms):
   {"level","id","name","mode","mean","std","min","max","median","num_trials","cv","noisy",
@@ -125,11 +127,15 @@ def measure(run, warmup, trials, flush_l2):
     return samples, hidden
 
 
+def mode_name(args):
+    return ("scripted, fused" if args.fuse else "scripted") if args.scripted else "python"
+
+
 def time_one(level, pid, path, entry, args):
     import torch
     device = torch.device("cuda")
     sha = problem_source.source_sha256(path)
-    result = {"level": level, "id": pid, "name": path.stem, "mode": "scripted" if args.scripted else "python"}
+    result = {"level": level, "id": pid, "name": path.stem, "mode": mode_name(args)}
     if entry is None or entry.get("sha256") != sha:
         result["error"] = "manifest entry missing or stale: run scripts/export_problems.py --write-manifest"
         return result
@@ -161,9 +167,12 @@ def time_one(level, pid, path, entry, args):
         torch.cuda.synchronize()
         inputs_ms = (time.perf_counter() - t0) * 1e3
 
+        optimize = args.scripted and args.fuse
+
         def run():
             torch.manual_seed(FORWARD_SEED)
-            model(*inputs)
+            with torch.jit.optimized_execution(optimize):
+                model(*inputs)
 
         samples, hidden = measure(run, args.warmup, args.trials, not args.no_flush_l2)
     model = inputs = run = None  # free the GPU memory before the next problem
@@ -189,6 +198,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="untimed forwards first (default 3)")
     ap.add_argument("--scripted", action="store_true",
                     help="time the TorchScript archive (torch.jit.load) instead of the Python module")
+    ap.add_argument("--fuse", action="store_true",
+                    help="with --scripted: let TorchScript's executor optimize and fuse (kbench does not)")
     ap.add_argument("--no-flush-l2", action="store_true", help="do not write the L2-sized buffer before trials")
     ap.add_argument("--samples", action="store_true", help="include every trial's time (trial_ms)")
     ap.add_argument("--deadline-s", type=float, default=None,
@@ -197,6 +208,8 @@ def main():
     args = ap.parse_args()
     if args.problems and (args.level or args.problem is not None):
         ap.error("--problems replaces --level/--problem")
+    if args.fuse and not args.scripted:
+        ap.error("--fuse needs --scripted")
     if args.trials < 1 or args.warmup < 0:
         ap.error("--trials must be at least 1 and --warmup at least 0")
     t_start = time.time()
@@ -216,7 +229,7 @@ def main():
         for level, pid, path in selected(args):
             n += 1
             record = {"level": level, "id": pid, "name": path.stem if path else None,
-                      "mode": "scripted" if args.scripted else "python"}
+                      "mode": mode_name(args)}
             entry = manifest.get((level, pid))
             if path is None:
                 record["error"] = "no such problem"

@@ -5,8 +5,9 @@
 #     and the run-to-run spread of the five means;
 #  2. the same kernels under Nsight Compute (gpu__time_duration, caches flushed, clocks untouched):
 #     kbench's mean against ncu's;
-#  3. eager references timed by `kbench baseline` (C++, TorchScript) against the same models timed
-#     from Python with the same protocol (scripts/time_reference.py).
+#  3. eager references timed by `kbench baseline` (C++, TorchScript run op by op) against the same
+#     models timed from Python with the same protocol (scripts/time_reference.py), and, to show what
+#     TorchScript's own optimizer would change, the archive timed from Python with fusion allowed.
 # Usage: scripts/timer-check.sh [build-dir] [out-dir]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,7 @@ for lp in ${PROBLEMS//,/ }; do
   "$BUILD/kbench" --json baseline --no-record --level "${lp%%:*}" --problem "${lp##*:}" >>"$OUT_DIR/eager-cpp.jsonl" 2>>"$OUT_DIR/eager-cpp.log"
 done
 python3 scripts/time_reference.py --problems "$PROBLEMS" >"$OUT_DIR/eager-python.jsonl" 2>"$OUT_DIR/eager-python.log"
+python3 scripts/time_reference.py --problems "$PROBLEMS" --scripted --fuse >"$OUT_DIR/eager-fused.jsonl" 2>>"$OUT_DIR/eager-python.log"
 
 python3 - "$OUT_DIR" <<'PY'
 import csv, json, sys, pathlib, statistics
@@ -53,12 +55,18 @@ while text[at:].strip():  # one pretty-printed document per kbench baseline call
     for p in doc.get("problems", []):
         if "eager" in p:
             cpp[(p["level"], p["id"])] = p["eager"]["mean_ms"]
-print(f"\n{'problem':44s} {'C++ (TorchScript)':>18s} {'Python (module)':>16s} {'diff':>7s}")
+fused = {}
+for l in (out / "eager-fused.jsonl").read_text().splitlines():
+    p = json.loads(l)
+    if "mean" in p:
+        fused[(p["level"], p["id"])] = p["mean"]
+print(f"\n{'problem':44s} {'C++ (op by op)':>16s} {'Python (module)':>16s} {'diff':>7s} {'TorchScript fused':>18s}")
 for l in (out / "eager-python.jsonl").read_text().splitlines():
     p = json.loads(l)
     if "mean" not in p:
         print(f"L{p['level']} {p['name']}: {p.get('error') or p.get('skipped')}")
         continue
     c = cpp.get((p["level"], p["id"]), float("nan"))
-    print(f"L{p['level']} {p['name']:41s} {c:16.4f}ms {p['mean']:14.4f}ms {100 * (c - p['mean']) / p['mean']:6.2f}%")
+    f = fused.get((p["level"], p["id"]), float("nan"))
+    print(f"L{p['level']} {p['name']:41s} {c:14.4f}ms {p['mean']:14.4f}ms {100 * (c - p['mean']) / p['mean']:6.2f}% {f:16.4f}ms")
 PY

@@ -5,6 +5,7 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/frontend/resolver.h>
 #include <torch/csrc/jit/frontend/sugared_value.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include "problems/script_resolver.h"
 
@@ -72,6 +73,7 @@ std::string HostProgram::forward_schema() const {
 
 c10::Dict<std::string, at::Tensor> HostProgram::setup(const c10::Dict<std::string, at::Tensor>& params) const {
   if (!setup_) return params;
+  torch::jit::GraphOptimizerEnabledGuard op_by_op(false);  // as the reference runs: see Reference::forward
   auto out = (*setup_)({params});
   if (!out.isGenericDict()) throw HostProgramError("setup(params) must return Dict[str, Tensor]");
   return c10::impl::toTypedDict<std::string, at::Tensor>(out.toGenericDict());
@@ -82,6 +84,7 @@ c10::IValue HostProgram::forward(const std::vector<c10::IValue>& inputs,
   std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
   // A fresh dictionary per call: entries the program adds cannot carry results into the next call.
   stack.emplace_back(params.copy());
+  torch::jit::GraphOptimizerEnabledGuard op_by_op(false);  // as the reference runs: see Reference::forward
   return (*forward_)(std::move(stack));
 }
 

@@ -1,6 +1,7 @@
 #include "problems/reference.h"
 
 #include <torch/csrc/api/include/torch/version.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include "problems/script_resolver.h"
 
 #include <cstdlib>
@@ -68,6 +69,10 @@ std::vector<c10::IValue> Reference::make_inputs(uint64_t seed) const {
 c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs, uint64_t seed) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(seed);
+  // Op by op, as PyTorch eager runs the Python module. TorchScript's executor would otherwise
+  // profile the first runs and then fuse elementwise chains into generated kernels (NNC), making
+  // the "eager" baseline a partly compiled one. The flag is per thread, hence per call.
+  torch::jit::GraphOptimizerEnabledGuard op_by_op(false);
   return module_.forward(inputs);
 }
 

@@ -32,7 +32,8 @@ class Reference {
   // Same seed, same inputs; made directly on `device` so multi-GB inputs never cross PCIe.
   std::vector<c10::IValue> make_inputs(uint64_t seed) const;
 
-  // The reference forward as KernelBench runs it: training mode, no autograd, seed set first.
+  // The reference forward as KernelBench runs it: training mode, no autograd, seed set first, op by
+  // op (no TorchScript fusion).
   c10::IValue forward(const std::vector<c10::IValue>& inputs, uint64_t seed);
 
   // Parameters and buffers by state_dict name, on the device: what a candidate receives.
