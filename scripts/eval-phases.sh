@@ -11,6 +11,13 @@ BUILD=${1:-build-gpu}
 OUT_DIR=${2:-${OUT:-/tmp}}
 mkdir -p "$OUT_DIR"
 rm -f "$OUT_DIR/phases-wall.txt"
+# The floor under every command: process start, loading libtorch's libraries, exit (no CUDA).
+floor=()
+for _ in 1 2 3; do
+  start=$(date +%s%N); "$BUILD/kbench" --version >/dev/null; end=$(date +%s%N)
+  floor+=($(((end - start) / 1000000)))
+done
+echo "kbench --version: ${floor[*]} ms (process start, libtorch loaded, exit; no CUDA)"
 cases=("level1/23_Softmax.cu 1 23" "level2/12_Gemm_Multiply_LeakyReLU.cu 2 12")
 for c in "${cases[@]}"; do
   read -r file level problem <<<"$c"
@@ -30,7 +37,7 @@ for line in (out / "phases-wall.txt").read_text().splitlines():
     f, cache, s = line.split()
     walls[(f, cache)] = float(s)
 print(f"{'submission':42s} {'cache':5s} {'lines':>5s} {'wall':>8s} {'start-up':>8s} {'nvrtc':>7s} {'host':>6s} "
-      f"{'ctx':>6s} {'ref load':>8s} {'hold':>6s} {'wait':>6s} {'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s} {'timing':>8s} {'verdict'}")
+      f"{'load':>5s} {'env':>5s} {'ctx':>6s} {'ref load':>8s} {'hold':>6s} {'wait':>6s} {'hold2':>6s} {'params':>6s} {'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s} {'timing':>8s} {'verdict'}")
 for (f, cache), wall in walls.items():
     level, problem = f.split("/")[0][-1], f.split("/")[1].split("_")[0]
     r = json.loads((out / f"phases-{level}-{problem}-{cache}.json").read_text())
@@ -41,8 +48,8 @@ for (f, cache), wall in walls.items():
     # In-process phases start when the worker begins the request; the rest of the wall is start-up.
     startup = wall - p.get("total", 0)
     print(f"{f:42s} {cache:5s} {lines:5d} {wall:8.0f} {startup:8.0f} {p.get('nvrtc', 0):7.1f} {p.get('host_compile', 0):6.1f} "
-          f"{gpu.get('cuda_context', 0):6.1f} {gpu.get('reference_load', 0):8.1f} {gpu.get('memory_hold', 0):6.1f} "
-          f"{p.get('gpu_wait', 0):6.1f} {split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} "
+          f"{p.get('problem_load', 0):5.0f} {p.get('environment', 0):5.0f} {gpu.get('cuda_context', 0):6.1f} {gpu.get('reference_load', 0):8.1f} {gpu.get('memory_hold', 0):6.1f} "
+          f"{p.get('gpu_wait', 0):6.1f} {p.get('memory_hold', 0):6.1f} {p.get('params', 0):6.1f} {split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} "
           f"{split.get('checks', 0):7.1f} {split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f} "
           f"{p.get('timing', 0):8.0f} {r.get('verdict')}")
 print("(ms; correctness columns are sums over the 5 trials; 'cand.' includes poisoning free memory and the out-of-bounds check)")

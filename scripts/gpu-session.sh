@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine, in one device call: build (preset gpu), export only the problems the GPU tests
-# use, run the `gpu` tests, then the start-up and eval-phases benchmarks. Compact output; logs in
+# use, run the `gpu` tests, then the eval-phases benchmark (start-up included). Compact output; logs in
 # $OUT (or build-gpu/logs). Faster than scripts/gpu-check.sh, which exports all 250 problems.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,4 @@ if [[ -z ${SKIP_TESTS:-} ]]; then
   grep -E "^l[0-9]_.*: |^[a-z_]+\.cu: " "$LOGS/ctest.log" | awk '{print}' ORS=' | ' | head -c 6000; echo
   echo "== tests done at ${SECONDS}s"
 fi
-echo "== start-up: process with libtorch (kbench --help), 3 runs"
-for i in 1 2 3; do s=$(date +%s%N); build-gpu/kbench --help >/dev/null; e=$(date +%s%N); echo -n "$(((e - s) / 1000000)) ms  "; done; echo
-scripts/eval-phases.sh build-gpu "$LOGS" 2>&1 | tail -8
+scripts/eval-phases.sh build-gpu "$LOGS" 2>&1 | tail -9

@@ -129,8 +129,9 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
   }
   kept.clear();
 
-  // The baselines are timed once per problem per worker; later samples reuse the figures.
+  // The baselines are timed once per problem per GPU; later samples reuse the figures.
   auto eager = baselines.eager.find(problem.key());
+  timing["eager_reused"] = eager != baselines.eager.end();
   if (eager == baselines.eager.end()) {
     const auto m = timing::measure([&, i = 0]() mutable { reference.forward(sets[i++ % sets.size()], seed); }, req.timing);
     eager = baselines.eager.emplace(problem.key(), timing::to_json(m)).first;
@@ -172,7 +173,8 @@ nlohmann::json EvalRequest::to_json() const {
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
           {"compile_only", compile_only}, {"time", time}, {"device", device}, {"trials", check.trials},
           {"seed", check.base_seed}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
-          {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2}};
+          {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
+          {"known_baselines", known_baselines}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
@@ -192,6 +194,7 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.timing.trials = j.value("timing_trials", 100);
   r.timing.warmup = j.value("warmup", 3);
   r.timing.flush_l2 = j.value("flush_l2", true);
+  r.known_baselines = j.value("known_baselines", nlohmann::json::object());
   return r;
 }
 
@@ -204,11 +207,16 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   const auto catalog = problems::Catalog::load(problems::project_root(req.root));
   const auto& problem = catalog.get(req.level, req.problem);
   const auto gpu = launch::query_device(req.device);
+  // Figures the batch measured earlier on this GPU (a restarted worker starts with none); emplace
+  // keeps the worker's own where it has them.
+  if (const auto it = req.known_baselines.find("eager"); it != req.known_baselines.end())
+    context->baselines.eager.emplace(problem.key(), *it);
+  if (const auto it = req.known_baselines.find("compiled"); it != req.known_baselines.end())
+    context->baselines.compiled.emplace(problem.key(), *it);
 
   nlohmann::json record = {{"problem", {{"level", problem.level}, {"id", problem.id}, {"name", problem.name}}},
                            {"submission", {{"path", req.submission}}},
-                           {"stochastic", problem.stochastic},
-                           {"environment", report::environment(req.device)}};
+                           {"stochastic", problem.stochastic}};
   phases["problem_load"] = ms_since(t_start);
 
 #ifdef KBENCH_WITH_CUDA
@@ -234,6 +242,10 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
 #else
   const auto join_gpu = [] {};
 #endif
+  // After the GPU thread started: NVML's start-up overlaps the CUDA context's.
+  auto t0 = Clock::now();
+  record["environment"] = report::environment(req.device);
+  phases["environment"] = ms_since(t0);
 
   // 1. Split.
   compile::Submission submission;
@@ -249,7 +261,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   compile::CompileOptions options;
   options.arch = !req.arch.empty() ? req.arch : (gpu.present ? gpu.arch() : "sm_90a");
   const compile::CompileCache cache(problems::cache_dir() / "compile");
-  auto t0 = Clock::now();
+  t0 = Clock::now();
   const auto device_code = compile::compile_device_source(
       submission.device_source, std::filesystem::path(req.submission).filename().string(), options, &cache);
   phases["nvrtc"] = ms_since(t0);
@@ -318,7 +330,10 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   check_options.keep_free_bytes = module->local_memory_reserve(gpu);
   // Before anything else allocates: the memory held while the module was unknown may leave too
   // little for its kernels' local memory, and is returned and taken again then.
+  t0 = Clock::now();
   check::hold_free_memory(check_options.keep_free_bytes);
+  phases["memory_hold"] = ms_since(t0);
+  t0 = Clock::now();
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
   auto params = clone_state(reference.state());
@@ -331,6 +346,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   }
   // Fingerprints of the reference's own weights: a candidate's out-of-bounds write can land there.
   const auto state_before = check::fingerprints(reference.state());
+  phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
   const auto reused_before = context->reference_outputs.reused(), computed_before = context->reference_outputs.computed();
   t0 = Clock::now();
   const auto correctness = check::check_correctness(reference, *host, params, check_options, context->reference_outputs);

@@ -31,6 +31,10 @@ struct EvalRequest {
   int device = 0;
   check::CheckOptions check;
   timing::TimingOptions timing;
+  // This problem's baselines as measured earlier on this GPU with these timing options
+  // ({"eager": ..., "compiled": ...}, either may be absent): a batch hands them to a restarted
+  // worker, which then reuses them instead of timing the reference again.
+  nlohmann::json known_baselines = nlohmann::json::object();
 
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);

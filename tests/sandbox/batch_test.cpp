@@ -133,3 +133,30 @@ TEST_CASE("a batch reuses a problem's kept reference outputs for its later sampl
   // The same comparison either way: the kept output is the reference's answer.
   CHECK(first["correctness"]["trials"][0]["max_abs_error"] == second["correctness"]["trials"][0]["max_abs_error"]);
 }
+
+TEST_CASE("a worker restarted in a batch reuses the eager figure timed before it", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  // L1#19: a correct sample times the eager reference; an illegal address replaces the worker; the
+  // next correct sample, in the new worker, gets the figure from the batch instead of timing again.
+  const auto dir = fresh_dir("known-baselines");
+  const auto correct = testing::test_dir().parent_path() / "level1" / "19_ReLU.cu";
+  std::filesystem::copy_file(correct, dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("l1_19_illegal_address.cu", dir / "level_1_problem_19_sample_1_kernel.cu");
+  std::filesystem::copy_file(correct, dir / "level_1_problem_19_sample_2_kernel.cu");
+  std::ofstream(dir / "level_1_problem_19_sample_2_kernel.cu", std::ios::app) << "// another sample\n";
+  auto o = options_for(dir);
+  o.base.timing.trials = 10;
+  sandbox::run_batch(o);
+  std::map<int, nlohmann::json> by_sample;
+  for (const auto& r : read_lines(o.out)) by_sample[r["batch"]["sample"].get<int>()] = r;
+  REQUIRE(by_sample.size() == 3);
+  CHECK(by_sample[0]["verdict"] == "correct");
+  CHECK(by_sample[1]["verdict"] == "runtime_error");
+  REQUIRE(by_sample[2]["verdict"] == "correct");
+  CHECK(by_sample[2]["worker_evaluations"] == 1);  // a fresh worker
+  CHECK(by_sample[0]["timing"]["eager_reused"] == false);
+  CHECK(by_sample[2]["timing"]["eager_reused"] == true);
+  CHECK(by_sample[2]["timing"]["eager"] == by_sample[0]["timing"]["eager"]);
+  // The candidate itself is timed again: only the reference's figures carry over.
+  CHECK(by_sample[2]["timing"]["candidate"] != by_sample[0]["timing"]["candidate"]);
+}
