@@ -42,10 +42,10 @@ if rows:
     unit = scale.get(rows[1][time_col], None) if len(rows) > 1 else None
     for r in rows[1 + (unit is not None):]:
         ncu.setdefault(r[name_col], []).append(float(r[time_col].replace(",", "")) * (unit or 1e-6))
-print(f"{'kernel':12s} {'kbench mean':>12s} {'ncu mean':>10s} {'diff':>7s} {'spread of 5 runs':>17s}")
+print(f"{'kernel':12s} {'kbench mean':>12s} {'ncu mean':>10s} {'diff':>7s} {'spread of 5 runs':>17s} {'hidden':>6s}")
 for k in kb:
     n = statistics.mean(ncu[k["kernel"]]) if k["kernel"] in ncu else float("nan")
-    print(f"{k['kernel']:12s} {k['mean_ms']:10.4f}ms {n:8.4f}ms {100 * (k['mean_ms'] - n) / n:6.2f}% {k['spread_pct']:16.2f}%")
+    print(f"{k['kernel']:12s} {k['mean_ms']:10.4f}ms {n:8.4f}ms {100 * (k['mean_ms'] - n) / n:6.2f}% {k['spread_pct']:16.2f}% {k.get('hidden_work_trials', 0):6d}")
 # 3: eager from C++ against eager from Python.
 cpp, text, at = {}, (out / "eager-cpp.jsonl").read_text(), 0
 decoder = json.JSONDecoder()
