@@ -12,7 +12,7 @@
 
 using namespace kbench;
 
-TEST_CASE("work left on another stream is counted; a short kernel on the timed stream is not flagged", "[gpu]") {
+TEST_CASE("work left on another stream is counted, and a short kernel on the timed stream is not flagged", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
 #ifdef KBENCH_WITH_CUDA
   torch::NoGradGuard no_grad;
