@@ -2,9 +2,10 @@
 # Benchmark: where `kbench eval` spends its time, for a level-1 and a level-2 problem, on a GPU
 # machine after the build and the export. Each submission is evaluated with an empty compile cache
 # (cold NVRTC) and again with it filled; the table splits the wall time of the whole command into
-# start-up (process, worker), problem load, NVRTC, host compile, the GPU's preparation (CUDA
-# context, reference load, memory held for poisoning; beside NVRTC, so only the wait for it adds),
-# and the correctness trials (inputs, candidate, checks, reference, compare) and timing. Usage: scripts/eval-phases.sh [build-dir] [out-dir]
+# start-up (process and libtorch, before the worker), problem load (with the
+# device query's cuInit), NVRTC, host compile, the GPU's preparation (CUDA context, reference read
+# on the CPU and moved to the GPU, memory held for poisoning; beside NVRTC, so only the wait for it
+# adds), and the correctness trials (inputs, candidate, checks, reference, compare) and timing. Usage: scripts/eval-phases.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -38,21 +39,36 @@ walls = {}
 for line in (out / "phases-wall.txt").read_text().splitlines():
     f, cache, s = line.split()
     walls[(f, cache)] = float(s)
-print(f"{'submission':42s} {'cache':5s} {'lines':>5s} {'wall':>8s} {'start-up':>8s} {'nvrtc':>7s} {'host':>6s} "
-      f"{'load':>5s} {'env':>5s} {'ctx':>6s} {'ref load':>8s} {'hold':>6s} {'wait':>6s} {'hold2':>6s} {'params':>6s} {'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s} {'timing':>8s} {'verdict'}")
+# One row per run, two lines: where the wall time went, then the GPU's preparation (a thread beside
+# the NVRTC compile: only 'wait' adds to the wall) and the GPU's own work.
+print(f"{'submission':40s} {'cache':5s} {'wall':>6s} {'start':>6s} {'other':>5s} {'load':>5s} {'env':>4s} "
+      f"{'nvrtc':>7s} {'host':>5s} {'wait':>6s} {'hold2':>5s} {'params':>6s} {'check':>6s} {'timing':>6s} {'non-GPU':>7s}  verdict")
+rows = []
 for (f, cache), wall in walls.items():
     level, problem = f.split("/")[0][-1], f.split("/")[1].split("_")[0]
     r = json.loads((out / f"phases-{level}-{problem}-{cache}.json").read_text())
     p = r.get("phases_ms", {})
-    split = p.get("correctness_split", {})
-    gpu = p.get("gpu_prepare", {})
-    lines = len(pathlib.Path(f).read_text().splitlines())
-    # In-process phases start when the worker begins the request; the rest of the wall is start-up.
-    startup = wall - p.get("total", 0)
-    print(f"{f:42s} {cache:5s} {lines:5d} {wall:8.0f} {startup:8.0f} {p.get('nvrtc', 0):7.1f} {p.get('host_compile', 0):6.1f} "
-          f"{p.get('problem_load', 0):5.0f} {p.get('environment', 0):5.0f} {gpu.get('cuda_context', 0):6.1f} {gpu.get('reference_load', 0):8.1f} {gpu.get('memory_hold', 0):6.1f} "
-          f"{p.get('gpu_wait', 0):6.1f} {p.get('memory_hold', 0):6.1f} {p.get('params', 0):6.1f} {split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} "
-          f"{split.get('checks', 0):7.1f} {split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f} "
-          f"{p.get('timing', 0):8.0f} {r.get('verdict')}")
-print("(ms; correctness columns are sums over the 5 trials; 'cand.' includes poisoning free memory and the out-of-bounds check)")
+    proc = p.get("process", {})
+    start = proc.get("before_worker", 0)
+    # 'other': fork, requests and records between the processes, output, killing the worker, exit.
+    other = wall - start - p.get("total", 0)
+    gpu_work = p.get("correctness", 0) + p.get("timing", 0)
+    print(f"{f:40s} {cache:5s} {wall:6.0f} {start:6.0f} {other:5.0f} {p.get('problem_load', 0):5.0f} "
+          f"{p.get('environment', 0):4.0f} {p.get('nvrtc', 0):7.1f} {p.get('host_compile', 0):5.1f} {p.get('gpu_wait', 0):6.1f} "
+          f"{p.get('memory_hold', 0):5.1f} {p.get('params', 0):6.1f} {p.get('correctness', 0):6.0f} {p.get('timing', 0):6.0f} "
+          f"{wall - gpu_work:7.0f}  {r.get('verdict')}")
+    rows.append((f, cache, lines := len(pathlib.Path(f).read_text().splitlines()), p))
+print("start: process start to the worker's request (libtorch loads before main; 10 ms ticks); the worker's end, which")
+print("releases its context and held memory, goes on after kbench exits;")
+print("non-GPU: wall minus correctness and timing. GPU preparation, beside NVRTC (ms):")
+print(f"{'submission':40s} {'cache':5s} {'lines':>5s} {'context':>7s} {'ref read':>8s} {'read wait':>9s} {'to GPU':>7s} {'hold':>6s} "
+      f"{'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s}")
+for f, cache, lines, p in rows:
+    gpu, split = p.get("gpu_prepare", {}), p.get("correctness_split", {})
+    print(f"{f:40s} {cache:5s} {lines:5d} {gpu.get('cuda_context', 0):7.1f} {gpu.get('reference_read', 0):8.1f} "
+          f"{gpu.get('reference_read_wait', 0):9.1f} {gpu.get('reference_to_gpu', 0):7.1f} {gpu.get('memory_hold', 0):6.1f} "
+          f"{split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} {split.get('checks', 0):7.1f} "
+          f"{split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f}")
+print("(correctness columns are sums over the 5 trials; 'cand.' includes poisoning free memory and the out-of-bounds check;")
+print(" 'ref read' is the archive read on the CPU from the request's start, beside the device query and CUDA's start-up)")
 PY

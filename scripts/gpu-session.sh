@@ -20,4 +20,4 @@ if [[ -z ${SKIP_TESTS:-} ]]; then
   grep -E "^l[0-9]_.*: |^[a-z_]+\.cu: " "$LOGS/ctest.log" | awk '{print}' ORS=' | ' | head -c 6000; echo
   echo "== tests done at ${SECONDS}s"
 fi
-scripts/eval-phases.sh build-gpu "$LOGS" 2>&1 | tail -11
+scripts/eval-phases.sh build-gpu "$LOGS" 2>&1 | tail -21

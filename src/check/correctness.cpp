@@ -161,11 +161,7 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
       c10::IValue reference_out;
       {
         PhaseTimer timer(phases.reference_ms);
-        reference_out = reference_outputs.get(t.seed, t.seed, [&] {
-          auto out = reference.forward(inputs, t.seed);
-          synchronize_device();
-          return out;
-        });
+        reference_out = reference_output(reference, inputs, t.seed, t.seed, reference_outputs);
       }
       PhaseTimer timer(phases.compare_ms);
       const auto cmp = compare_outputs(reference_out, candidate_out, options.tolerance);
@@ -188,6 +184,15 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
 nlohmann::json to_json(const CorrectnessPhases& p) {
   return {{"inputs", p.inputs_ms}, {"candidate", p.candidate_ms}, {"checks", p.checks_ms},
           {"reference", p.reference_ms}, {"compare", p.compare_ms}};
+}
+
+c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
+                             uint64_t input_seed, uint64_t forward_seed, ReferenceOutputCache& outputs) {
+  return outputs.get(input_seed, forward_seed, [&] {
+    auto out = reference.forward(inputs, forward_seed);
+    synchronize_device();
+    return out;
+  });
 }
 
 nlohmann::json to_json(const TrialResult& t) {

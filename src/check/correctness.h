@@ -62,6 +62,12 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs);
 
+// The reference's output on `inputs` (made from `input_seed`, run with `forward_seed`): kept in
+// `outputs`, or computed and the device synchronised. A CUDA error surfacing there throws, tagged as
+// a runtime error: the kernels still in flight are the candidate's.
+c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
+                             uint64_t input_seed, uint64_t forward_seed, ReferenceOutputCache& outputs);
+
 nlohmann::json to_json(const TrialResult& t);
 nlohmann::json to_json(const CorrectnessPhases& p);
 

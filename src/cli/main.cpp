@@ -1,8 +1,12 @@
+#include <cstdio>
 #include <iostream>
+#include <unistd.h>
 
 #include "cli/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"kbench: KernelBench as a native tool. Checks CUDA kernels against PyTorch references and times them."};
   app.require_subcommand(1);
   app.fallthrough();  // global flags (--json, --root, -v) may follow the subcommand too
@@ -32,4 +36,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int code = run(argc, argv);
+  // Every command has closed its files by now. Skipping static destructors saves libtorch's
+  // deregistration of every operator at exit, about 0.1 s of each command's wall time.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  _exit(code);
 }

@@ -5,6 +5,7 @@
 #include "problems/script_resolver.h"
 
 #include <cstdlib>
+#include <unordered_set>
 #include <sstream>
 
 namespace kbench::problems {
@@ -45,8 +46,19 @@ bool needs_newer_torch(const Problem& problem) {
   return !problem.min_torch.empty() && version_less(libtorch_version(), problem.min_torch);
 }
 
+void for_each_tensor(const torch::jit::Module& module, const std::function<void(at::Tensor&)>& fn) {
+  std::unordered_set<const c10::TensorImpl*> seen;  // one tensor may sit in several attributes
+  c10::IValue(module._ivalue()).visit([&](const c10::IValue& v) {
+    if (v.isTensor()) {
+      at::Tensor t = v.toTensor();
+      if (t.defined() && seen.insert(t.unsafeGetTensorImpl()).second) fn(t);
+    }
+    return false;  // false: go on into lists, tuples, dicts and objects
+  });
+}
+
 Reference::Reference(const Problem& problem, const torch::Device& device)
-    : problem_(problem), device_(device) {
+    : problem_(problem), device_(torch::kCPU) {
   if (needs_newer_torch(problem))
     throw std::runtime_error(problem.key() + " needs PyTorch >= " + problem.min_torch + ": " +
                              problem.skip_reason);
@@ -55,9 +67,21 @@ Reference::Reference(const Problem& problem, const torch::Device& device)
     throw std::runtime_error("no TorchScript archive for " + problem.key() + " at " + archive.string() +
                              "; make it with: scripts/export_problems.py --level " +
                              std::to_string(problem.level) + " --problem " + std::to_string(problem.id));
-  module_ = torch::jit::load(archive.string(), device);
+  module_ = torch::jit::load(archive.string(), torch::kCPU);
   module_.train();
   generator_ = compile_input_generator(problem.input_generator);
+  to(device);
+}
+
+void Reference::to(const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  // In place (set_data), as Module::to does for parameters: every attribute that names a tensor
+  // sees it moved. Scripted archives hold no tensor constants in their code, only attributes.
+  for_each_tensor(module_, [&](at::Tensor& t) {
+    if (t.device() != device) t.set_data(t.to(device));
+  });
+  device_ = device;
+  state_ = c10::Dict<std::string, at::Tensor>();
   for (const auto& p : module_.named_parameters(/*recurse=*/true)) state_.insert(p.name, p.value.detach());
   for (const auto& b : module_.named_buffers(/*recurse=*/true)) state_.insert(b.name, b.value);
 }

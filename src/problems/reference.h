@@ -1,6 +1,7 @@
 // A loaded reference problem: the TorchScript model (fixed weights) and its input generator.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,9 +24,13 @@ bool needs_newer_torch(const Problem& problem);
 
 class Reference {
  public:
-  // Loads the archive made by scripts/export_problems.py; throws with a line that says how to make
-  // it when it is missing or stale.
+  // Loads the archive made by scripts/export_problems.py on the CPU, then moves it to `device`;
+  // throws with a line that says how to make it when it is missing or stale.
   Reference(const Problem& problem, const torch::Device& device);
+
+  // Moves every tensor the module holds to `device`. Loading on the CPU needs no CUDA context, so
+  // an evaluation reads and compiles the archive while CUDA starts, and moves it afterwards.
+  void to(const torch::Device& device);
 
   const Problem& problem() const { return problem_; }
 
@@ -40,6 +45,7 @@ class Reference {
   const c10::Dict<std::string, at::Tensor>& state() const { return state_; }
 
   torch::jit::Module& module() { return module_; }
+  const torch::Device& device() const { return device_; }
 
  private:
   Problem problem_;
@@ -48,6 +54,10 @@ class Reference {
   std::shared_ptr<torch::jit::CompilationUnit> generator_;
   c10::Dict<std::string, at::Tensor> state_;
 };
+
+// Calls `fn` once for every distinct tensor held by the module: parameters, buffers and plain
+// attributes (an LSTM's initial state), also inside lists, tuples, dicts and submodules.
+void for_each_tensor(const torch::jit::Module& module, const std::function<void(at::Tensor&)>& fn);
 
 // Compiles a manifest input generator; exposed for the tests that check it against the catalog.
 std::shared_ptr<torch::jit::CompilationUnit> compile_input_generator(const std::string& source);

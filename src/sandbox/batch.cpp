@@ -16,6 +16,7 @@
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "problems/catalog.h"
+#include "sandbox/job_queue.h"
 
 namespace kbench::sandbox {
 namespace {
@@ -199,14 +200,21 @@ BatchSummary run_batch(const BatchOptions& o) {
       }
     });
 
-  // One worker per GPU, each pulling the next job in (problem, path) order so that consecutive
-  // samples of a problem reuse the worker's loaded reference and eager timing.
+  // One worker per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
+  // so that its samples reuse the worker's loaded reference and eager timing.
   std::vector<int> gpus = o.gpus;
   if (gpus.empty())
     for (int g = 0; g < std::max(1, launch::device_count()); ++g) gpus.push_back(g);
   summary.gpu_busy_s.assign(gpus.size(), 0.0);
   Progress progress(static_cast<int>(jobs.size()), o.progress);
-  std::atomic<size_t> next_job{0};
+  std::vector<size_t> problem_sizes;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& s = jobs[i].submission;
+    if (i == 0 || s.level != jobs[i - 1].submission.level || s.problem != jobs[i - 1].submission.problem)
+      problem_sizes.push_back(0);
+    ++problem_sizes.back();
+  }
+  JobQueue queue(problem_sizes, gpus.size());
   std::mutex summary_mutex;
   std::vector<std::thread> runners;
   for (size_t g = 0; g < gpus.size(); ++g)
@@ -215,7 +223,8 @@ BatchSummary run_batch(const BatchOptions& o) {
       // Baseline figures by "L/P" measured on this GPU: a worker restarted after a damaging
       // verdict gets them with its requests instead of timing the reference again.
       std::map<std::string, nlohmann::json> known_baselines;
-      for (size_t i; (i = next_job++) < jobs.size();) {
+      while (const auto next = queue.next(g)) {
+        const size_t i = *next;
         jobs[i].compiled.wait();
         auto req = o.base;
         req.submission = jobs[i].submission.path.string();

@@ -45,22 +45,31 @@ c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::
 }
 
 // The GPU's own start-up, which needs no compiled submission: the CUDA context, the reference's
-// weights (kept in `context` across evaluations of one problem), and the free memory held for
-// poisoning. Returns the milliseconds of each part.
-nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& problem, EvalContext& context) {
+// weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
+// is done, and the free memory held for poisoning. The reference stays in `context` across
+// evaluations of one problem; `loading` is empty when it is there already. Returns the
+// milliseconds of each part.
+nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& problem, EvalContext& context,
+                           std::future<std::shared_ptr<problems::Reference>>& loading) {
   auto t0 = Clock::now();
   nlohmann::json phases;
   cudaSetDevice(req.device);
   cudaFree(nullptr);
   phases["cuda_context"] = ms_since(t0);
-  t0 = Clock::now();
-  if (context.reference_key != problem.key()) {
+  if (loading.valid()) {
     context.reference.reset();  // free the previous problem's weights first
     context.reference_outputs.clear();
-    context.reference = std::make_shared<problems::Reference>(problem, torch::Device(torch::kCUDA, req.device));
+    context.reference_key.clear();
+    t0 = Clock::now();
+    auto reference = loading.get();
+    phases["reference_read_wait"] = ms_since(t0);
+    t0 = Clock::now();
+    reference->to(torch::Device(torch::kCUDA, req.device));
+    cudaDeviceSynchronize();
+    phases["reference_to_gpu"] = ms_since(t0);
+    context.reference = std::move(reference);
     context.reference_key = problem.key();
   }
-  phases["reference_load"] = ms_since(t0);
   t0 = Clock::now();
   check::hold_free_memory();
   phases["memory_hold"] = ms_since(t0);
@@ -114,11 +123,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
 
   for (size_t s = 0; s < sets.size(); ++s) {
     if (kept[s].isNone()) continue;  // fewer timed trials than input sets
-    const auto expected = context.reference_outputs.get(seed + s, seed, [&] {
-      auto out = reference.forward(sets[s], seed);
-      cudaDeviceSynchronize();
-      return out;
-    });
+    const auto expected = check::reference_output(reference, sets[s], seed + s, seed, context.reference_outputs);
     const auto cmp = check::compare_outputs(expected, kept[s], check_options.tolerance);
     if (cmp.verdict != Verdict::correct && !problem.stochastic) {
       set_verdict(record, Verdict::inconsistent,
@@ -206,13 +211,32 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   nlohmann::json phases;
   const auto catalog = problems::Catalog::load(problems::project_root(req.root));
   const auto& problem = catalog.get(req.level, req.problem);
+#ifdef KBENCH_WITH_CUDA
+  // Reading and compiling the archive needs no GPU: it runs while CUDA starts (cuInit in the
+  // device query, then the context), and NVRTC after them.
+  double reference_read_ms = 0;  // before the future: its destructor waits for the thread that writes it
+  std::future<std::shared_ptr<problems::Reference>> reference_loading;
+  if (!req.compile_only && context->reference_key != problem.key())
+    reference_loading = std::async(std::launch::async, [&problem, &reference_read_ms] {
+      const auto t0 = Clock::now();
+      auto reference = std::make_shared<problems::Reference>(problem, torch::kCPU);
+      reference_read_ms = ms_since(t0);
+      return reference;
+    });
+#endif
   const auto gpu = launch::query_device(req.device);
-  // Figures the batch measured earlier on this GPU (a restarted worker starts with none); emplace
-  // keeps the worker's own where it has them.
-  if (const auto it = req.known_baselines.find("eager"); it != req.known_baselines.end())
-    context->baselines.eager.emplace(problem.key(), *it);
-  if (const auto it = req.known_baselines.find("compiled"); it != req.known_baselines.end())
-    context->baselines.compiled.emplace(problem.key(), *it);
+  // Figures the batch measured earlier on this GPU (a restarted worker starts with none), marked so
+  // that a record never presents them as timed in this process; emplace keeps the worker's own
+  // where it has them.
+  const auto take_known = [&](const char* kind, std::map<std::string, nlohmann::json>& figures) {
+    const auto it = req.known_baselines.find(kind);
+    if (it == req.known_baselines.end()) return;
+    auto entry = *it;
+    entry["from_earlier_worker"] = true;
+    figures.emplace(problem.key(), entry);
+  };
+  take_known("eager", context->baselines.eager);
+  take_known("compiled", context->baselines.compiled);
 
   nlohmann::json record = {{"problem", {{"level", problem.level}, {"id", problem.id}, {"name", problem.name}}},
                            {"submission", {{"path", req.submission}}},
@@ -224,7 +248,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   // thread at a time compiles TorchScript.
   std::future<nlohmann::json> gpu_ready;
   if (gpu.present && !req.compile_only)
-    gpu_ready = std::async(std::launch::async, [&] { return prepare_gpu(req, problem, *context); });
+    gpu_ready = std::async(std::launch::async, [&] { return prepare_gpu(req, problem, *context, reference_loading); });
   std::exception_ptr gpu_error;  // a request error (missing archive): thrown once the submission compiled
   const auto join_gpu = [&] {
     if (!gpu_ready.valid()) return;
@@ -234,6 +258,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     const auto t0 = Clock::now();
     try {
       phases["gpu_prepare"] = gpu_ready.get();
+      if (reference_read_ms > 0) phases["gpu_prepare"]["reference_read"] = reference_read_ms;
     } catch (...) {
       gpu_error = std::current_exception();
     }

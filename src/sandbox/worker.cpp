@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iostream>
 #include <poll.h>
+#include <sstream>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +50,23 @@ double resident_gib(pid_t pid) {
 bool leaves_worker_damaged(const nlohmann::json& record) {
   const auto v = record.value("verdict", "");
   return v == "runtime_error" || v == "crash" || v == "timeout" || record.value("context_poisoned", false);
+}
+
+// Milliseconds since this process started (exec, then libtorch's libraries loaded before main), to
+// the kernel's clock tick of 10 ms; -1 where /proc does not say.
+double ms_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto comm_end = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (comm_end == std::string::npos) return -1;
+  std::istringstream fields(text.substr(comm_end + 2));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {}  // field 22 is the start time, in ticks after boot
+  unsigned long long start_ticks = 0;
+  timespec now{};
+  if (!(fields >> start_ticks) || ::clock_gettime(CLOCK_BOOTTIME, &now) != 0) return -1;
+  const double ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return (static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9 - static_cast<double>(start_ticks) / ticks_per_s) * 1e3;
 }
 
 }  // namespace
@@ -99,6 +118,12 @@ void Worker::stop() {
   for (int* fd : {&to_worker_, &from_worker_, &output_})
     if (*fd >= 0) ::close(*fd), *fd = -1;
   pid_ = -1;
+}
+
+void Worker::abandon() {
+  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+  pid_ = -1;
+  stop();  // closes the pipes; with no child left to wait for
 }
 
 nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
@@ -193,8 +218,14 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
 }
 
 nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe) {
+  // A single evaluation's wall time beyond the worker's own phases: the process's start-up (libtorch
+  // loads before main) until the worker takes the request.
+  const double before_worker = ms_since_process_start();
   Worker worker(worker_exe);
-  return worker.evaluate(request, budgets);
+  auto record = worker.evaluate(request, budgets);
+  worker.abandon();
+  if (record.contains("phases_ms")) record["phases_ms"]["process"] = {{"before_worker", before_worker}};
+  return record;
 }
 
 int run_worker(int fd) {

@@ -175,3 +175,31 @@ TEST_CASE("references run a CPU forward where the cost allows", "[problems]") {
   std::cout << ran << " CPU forwards, " << over_budget << " over the budget\n";
   CHECK(ran > 0);
 }
+
+// Reference::to moves what for_each_tensor finds; a tensor it missed would stay on the CPU and fail
+// only on the GPU. Here a dtype change stands in for the device change, so the walk is checked on
+// any machine.
+TEST_CASE("for_each_tensor reaches parameters, buffers, plain attributes, containers and submodules once each", "[problems]") {
+  torch::jit::Module inner("Inner");
+  inner.register_parameter("weight", torch::ones({2}), false);
+  torch::jit::Module outer("Outer");
+  const auto h0 = torch::zeros({3});
+  outer.register_buffer("running_mean", torch::zeros({2}));
+  outer.register_attribute("h0", c10::TensorType::get(), h0);
+  c10::List<at::Tensor> list;
+  list.push_back(h0);  // the same tensor as h0: visited once
+  list.push_back(torch::ones({4}));
+  outer.register_attribute("states", c10::ListType::ofTensors(), list);
+  outer.register_module("inner", inner);
+
+  int visits = 0;
+  problems::for_each_tensor(outer, [&](at::Tensor& t) {
+    ++visits;
+    t.set_data(t.to(torch::kDouble));
+  });
+  CHECK(visits == 4);
+  CHECK(outer.attr("running_mean").toTensor().scalar_type() == torch::kDouble);
+  CHECK(outer.attr("h0").toTensor().scalar_type() == torch::kDouble);
+  for (const auto& t : outer.attr("states").toTensorList().vec()) CHECK(t.scalar_type() == torch::kDouble);
+  CHECK(outer.attr("inner").toModule().attr("weight").toTensor().scalar_type() == torch::kDouble);
+}

@@ -134,7 +134,7 @@ TEST_CASE("a batch reuses a problem's kept reference outputs for its later sampl
   CHECK(first["correctness"]["trials"][0]["max_abs_error"] == second["correctness"]["trials"][0]["max_abs_error"]);
 }
 
-TEST_CASE("a worker restarted in a batch reuses the eager figure timed before it", "[gpu]") {
+TEST_CASE("a worker restarted in a batch reuses the baselines timed before it", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   // L1#19: a correct sample times the eager reference; an illegal address replaces the worker; the
   // next correct sample, in the new worker, gets the figure from the batch instead of timing again.
@@ -156,7 +156,11 @@ TEST_CASE("a worker restarted in a batch reuses the eager figure timed before it
   CHECK(by_sample[2]["worker_evaluations"] == 1);  // a fresh worker
   CHECK(by_sample[0]["timing"]["eager_reused"] == false);
   CHECK(by_sample[2]["timing"]["eager_reused"] == true);
-  CHECK(by_sample[2]["timing"]["eager"] == by_sample[0]["timing"]["eager"]);
+  CHECK(by_sample[2]["timing"]["eager"]["mean_ms"] == by_sample[0]["timing"]["eager"]["mean_ms"]);
+  // Marked as the earlier worker's, for the eager and the compiled figure alike.
+  CHECK(!by_sample[0]["timing"]["eager"].contains("from_earlier_worker"));
+  CHECK(by_sample[2]["timing"]["eager"]["from_earlier_worker"] == true);
+  CHECK(by_sample[2]["timing"]["compiled"]["from_earlier_worker"] == true);
   // The candidate itself is timed again: only the reference's figures carry over.
   CHECK(by_sample[2]["timing"]["candidate"] != by_sample[0]["timing"]["candidate"]);
 }
