@@ -249,6 +249,8 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   std::future<nlohmann::json> gpu_ready;
   if (gpu.present && !req.compile_only)
     gpu_ready = std::async(std::launch::async, [&] { return prepare_gpu(req, problem, *context, reference_loading); });
+  else if (reference_loading.valid())
+    reference_loading.wait();  // no GPU to move it to; and it must not compile beside the host program
   std::exception_ptr gpu_error;  // a request error (missing archive): thrown once the submission compiled
   const auto join_gpu = [&] {
     if (!gpu_ready.valid()) return;
