@@ -1,4 +1,6 @@
 // The submission fixtures of tests/submissions/expected.json, each with its expected verdict.
+#include <cstdlib>
+
 #include "fixtures.h"
 #include "sandbox/evaluation.h"
 #include "sandbox/worker.h"
@@ -46,4 +48,27 @@ TEST_CASE("submissions get their verdicts on the GPU, each in its own worker", "
     INFO(entry["file"].get<std::string>() << ": " << record.dump().substr(0, 2000));
     CHECK(record.value("verdict", "") == entry["verdict"].get<std::string>());
   }
+}
+
+TEST_CASE("a reference without its archive is a request error that says how to make it", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  // An empty cache: the worker's read of the archive (begun beside CUDA's start-up) fails, and the
+  // evaluation ends as an error of the request, not as a verdict on the submission.
+  const auto empty_cache = std::filesystem::temp_directory_path() / "kbench-empty-cache";
+  std::filesystem::remove_all(empty_cache);
+  const char* cache = std::getenv("KBENCH_CACHE");
+  const std::string kept_cache = cache ? cache : "";
+  ::setenv("KBENCH_CACHE", empty_cache.c_str(), 1);
+  sandbox::EvalRequest req;
+  req.submission = (testing::test_dir().parent_path() / "level1" / "19_ReLU.cu").string();
+  req.level = 1;
+  req.problem = 19;
+  const auto record = sandbox::evaluate_isolated(req, {}, KBENCH_EXE);
+  if (cache) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
+  else ::unsetenv("KBENCH_CACHE");
+  INFO(record.dump().substr(0, 2000));
+  REQUIRE(record.contains("error"));
+  CHECK(!record.contains("verdict"));
+  CHECK_THAT(record["error"].get<std::string>(), contains_text("no TorchScript archive"));
+  CHECK_THAT(record["error"].get<std::string>(), contains_text("export_problems.py --level 1 --problem 19"));
 }
