@@ -45,7 +45,6 @@ HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes) {
 namespace {
 
 namespace allocator = c10::cuda::CUDACachingAllocator;
-using Range = ByteRange;
 
 // The caching allocator reports every allocation to attached trackers; one tracker per process,
 // attached on first use, records while a guard is active. It records the segments returned to the
@@ -55,7 +54,7 @@ using Range = ByteRange;
 struct AllocationLog {
   std::mutex mutex;
   bool recording = false;
-  std::vector<Range> ranges;
+  std::vector<ByteRange> ranges;
 };
 
 AllocationLog& allocation_log() {
@@ -74,7 +73,7 @@ AllocationLog& allocation_log() {
 }
 
 // The free blocks of every segment the allocator holds on the current device, in address order.
-std::vector<Range> free_blocks() {
+std::vector<ByteRange> free_blocks() {
   int device = 0;
   cudaGetDevice(&device);
   std::vector<ByteRange> out;
@@ -137,14 +136,14 @@ std::string FreeMemoryGuard::stray_writes() {
   };
   int64_t bad_regions = 0;
   std::string first_bad;
-  const auto note = [&](bool intact, const Range& r) {
+  const auto note = [&](bool intact, const ByteRange& r) {
     if (!intact && bad_regions++ == 0) first_bad = std::to_string(r.second - r.first);
   };
   // Small regions first, copied to the host before anything here allocates on the device: the
   // reductions below take their temporaries from the small-allocation pool, perhaps from one of
   // these regions, and would find their own results there.
   constexpr uintptr_t kOnHost = uintptr_t{2} << 20;
-  std::vector<Range> large;
+  std::vector<ByteRange> large;
   std::vector<uint8_t> bytes;
   for (const auto& r : unallocated_parts(poisoned_, recorded())) {
     if (r.second - r.first > kOnHost) {

@@ -45,7 +45,6 @@ class Reference {
   const c10::Dict<std::string, at::Tensor>& state() const { return state_; }
 
   torch::jit::Module& module() { return module_; }
-  const torch::Device& device() const { return device_; }
 
  private:
   Problem problem_;
