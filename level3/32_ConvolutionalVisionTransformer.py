@@ -4,17 +4,20 @@ import torch.nn as nn
 
 class Model(nn.Module):
     """Convolutional ViT: conv patchify, flatten, linear projection to one token, cls token,
-    6 TransformerEncoderLayers (default batch_first=False), linear head on token 0."""
+    6 TransformerEncoderLayers (batch_first=True: the sequence is the cls token and one patch token),
+    linear head on token 0. The number of patches follows from image_size."""
 
     def __init__(self, num_classes: int, embed_dim: int = 512, num_heads: int = 8, num_layers: int = 6,
-                 mlp_ratio: float = 4.0, patch_size: int = 4, in_channels: int = 3):
+                 mlp_ratio: float = 4.0, patch_size: int = 4, in_channels: int = 3, image_size: int = 32):
         super().__init__()
         self.patch_size = patch_size
         self.conv1 = nn.Conv2d(in_channels, embed_dim, kernel_size=patch_size, stride=patch_size)
-        self.linear_proj = nn.Linear(embed_dim * (32 // patch_size) * (32 // patch_size), embed_dim)
+        num_patches = (image_size // patch_size) ** 2
+        self.linear_proj = nn.Linear(embed_dim * num_patches, embed_dim)
         self.transformer_layers = nn.ModuleList([
             nn.TransformerEncoderLayer(d_model=embed_dim, nhead=num_heads,
-                                       dim_feedforward=int(embed_dim * mlp_ratio), dropout=0.0)
+                                       dim_feedforward=int(embed_dim * mlp_ratio), dropout=0.0,
+                                       batch_first=True)
             for _ in range(num_layers)
         ])
         self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))

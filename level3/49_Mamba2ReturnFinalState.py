@@ -77,4 +77,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return []
+    return [batch_size, seq_length, n_heads, d_head, d_state, block_len]

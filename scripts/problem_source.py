@@ -1,5 +1,7 @@
 """Reads a KernelBench-format problem file: imports it, and turns its get_inputs() into a
-TorchScript input generator `make_inputs(device)` that C++ can call for any seed on any device."""
+TorchScript input generator `make_inputs(device, dist="own")` that C++ can call for any seed on any
+device. `dist` names the distribution of the floating-point draws: "own" is the problem's (what
+get_inputs() draws); the others are kbench's robustness trials (see REDRAW)."""
 import ast
 import hashlib
 import importlib.util
@@ -11,6 +13,29 @@ TENSOR_FACTORIES = {
     "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "zeros", "ones", "empty",
     "full", "arange", "linspace", "eye", "tensor", "zeros_like", "ones_like", "full_like",
 }
+
+
+# Floating-point draws (torch.rand, torch.randn and their _like forms) pass through _redraw, which
+# maps the problem's own draw to another distribution while keeping every derivation after it
+# (symmetrising, triu, softmax, scaling) and leaving integer draws alone. It transforms the draw
+# itself (through its uniform quantile) rather than drawing again, so every other draw of the
+# generator stays as it was.
+FLOAT_DRAWS = {"rand": True, "rand_like": True, "randn": False, "randn_like": False}  # name -> uniform?
+REDRAW = """\
+def _redraw(x: Tensor, uniform: bool, dist: str) -> Tensor:
+    if dist == "own":
+        return x
+    u = x if uniform else 0.5 * (1.0 + torch.erf(x * 0.7071067811865476))
+    u = u.clamp(1e-7, 1.0 - 1e-7)
+    if dist == "normal":
+        return torch.erfinv(2.0 * u - 1.0) * 1.4142135623730951
+    if dist == "laplace_x10":
+        return torch.where(u < 0.5, torch.log(2.0 * u), -torch.log(2.0 - 2.0 * u)) * 10.0
+    if dist == "uniform_pm0.1":
+        return (2.0 * u - 1.0) * 0.1
+    raise RuntimeError("unknown input distribution: " + dist)
+
+"""
 
 
 def source_sha256(path):
@@ -68,10 +93,14 @@ class _ToGenerator(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
-        is_factory = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                      and func.value.id == "torch" and func.attr in TENSOR_FACTORIES)
-        if is_factory and not any(k.arg == "device" for k in node.keywords):
+        is_torch = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "torch"
+        if is_torch and func.attr in TENSOR_FACTORIES and not any(k.arg == "device" for k in node.keywords):
             node.keywords.append(ast.keyword(arg="device", value=ast.Name(id="device", ctx=ast.Load())))
+        if is_torch and func.attr in FLOAT_DRAWS:
+            uniform = ast.Constant(value=FLOAT_DRAWS[func.attr])
+            return ast.copy_location(
+                ast.Call(func=ast.Name(id="_redraw", ctx=ast.Load()),
+                         args=[node, uniform, ast.Name(id="dist", ctx=ast.Load())], keywords=[]), node)
         return node
 
     def visit_Return(self, node):
@@ -83,7 +112,8 @@ class _ToGenerator(ast.NodeTransformer):
 
 
 def input_generator_source(path, module=None):
-    """TorchScript source of `make_inputs(device)`, equivalent to the file's get_inputs()."""
+    """TorchScript source of `make_inputs(device, dist)` (after the _redraw helper it calls),
+    equivalent to the file's get_inputs() for dist "own"."""
     module = module or load_module(path)
     tree = ast.parse(Path(path).read_text())
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_inputs"]
@@ -91,11 +121,11 @@ def input_generator_source(path, module=None):
         raise ValueError("expected exactly one get_inputs() at module level")
     fn = functions[0]
     fn.name = "make_inputs"
-    fn.args = ast.parse("def f(device: Device): pass").body[0].args
+    fn.args = ast.parse('def f(device: Device, dist: str = "own"): pass').body[0].args
     fn.returns = None
     fn.decorator_list = []
     fn = _ToGenerator(_constants(tree, module)).visit(fn)
-    return ast.unparse(ast.fix_missing_locations(fn)) + "\n"
+    return REDRAW + ast.unparse(ast.fix_missing_locations(fn)) + "\n"
 
 
 def compile_input_generator(source):
