@@ -7,10 +7,13 @@ compares its output with an independent float64 computation written here in nump
 sums over kernel offsets, pooling over explicit windows, norms from hand-computed statistics, GELU
 through math.erf, losses from their formulas, recurrences as explicit loops).
 
-The hyper-parameters used by the numpy side are constants written below, taken from the catalog
-(../shared/catalog/level{1,2,3}.jsonl beside the checkout).  To tie them to the catalog, every check also lists
-the catalog text it relies on (`expect`): each string must occur verbatim in the entry's `ops` /
-`computes` text, and the problem's get_init_inputs() must equal the entry's `init`.
+The hyper-parameters used by the numpy side are constants written below, taken from the problem
+catalog, whose facts the repository keeps in tests/problems/catalog_facts.jsonl (one object per
+problem: level, id, name, init, params, inputs; the `ops` / `computes` text only for the problems
+checked here; $KBENCH_CATALOG_FACTS names another such file).  To tie them to the catalog, every check
+also lists the catalog text it relies on (`expect`): each string must occur verbatim in the entry's
+`ops` / `computes` text, and the problem's get_init_inputs() must equal the entry's `init`; the
+latter is also checked for every one of the 250 problems.
 Nothing is read from the model's attributes; the weights come from model.state_dict().
 
 Run:  /usr/bin/python3 tests/problems/independent_check.py
@@ -19,6 +22,7 @@ Prints one line per check (`ok   level1/19_ReLU` or `FAIL level/name : reason`) 
 """
 
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -31,10 +35,8 @@ import torch
 torch.set_num_threads(2)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# The catalog lives beside the checkout (../shared/catalog); KBENCH_CATALOG overrides.
-CATALOG_DIR = os.environ.get(
-    "KBENCH_CATALOG",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "catalog"))
+CATALOG_FACTS = os.environ.get(
+    "KBENCH_CATALOG_FACTS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog_facts.jsonl"))
 RTOL = 1e-4
 ATOL = 1e-4
 
@@ -217,16 +219,15 @@ _CATALOG = {}
 
 
 def catalog(level):
-    if level not in _CATALOG:
-        entries = {}
-        with open(os.path.join(CATALOG_DIR, "level%d.jsonl" % level)) as f:
+    """The catalog facts of one level, by problem name."""
+    if not _CATALOG:
+        with open(CATALOG_FACTS) as f:
             for line in f:
                 line = line.strip()
                 if line:
                     d = json.loads(line)
-                    entries[d["name"]] = d
-        _CATALOG[level] = entries
-    return _CATALOG[level]
+                    _CATALOG.setdefault(d["level"], {})[d["name"]] = d
+    return _CATALOG.get(level, {})
 
 
 def load_module(level, name):
@@ -319,6 +320,32 @@ def compare(got, want):
     return "max error %.3e (max |ref| %.3e)" % (err.max(), np.abs(want).max())
 
 
+def init_mismatch(mod, entry):
+    """None if the problem's get_init_inputs() equals the catalog's init, else a message."""
+    init = _norm(list(mod.get_init_inputs()))
+    if init != _norm(entry["init"]):
+        return "get_init_inputs() %r != catalog init %r" % (init, entry["init"])
+    return None
+
+
+def check_every_init():
+    """Every problem of the catalog: its file exists and its get_init_inputs() equals `init`.
+    Returns (label, None) once, or (label, reason) per mismatch."""
+    problems = [entry for level in (1, 2, 3) for entry in catalog(level).values()]
+    if len(problems) != 250:
+        return [("catalog facts", "%d problems, expected 250" % len(problems))]
+    errors = []
+    for entry in problems:
+        label = "level%d/%s" % (entry["level"], entry["name"])
+        try:
+            err = init_mismatch(load_module(entry["level"], entry["name"]), entry)
+        except Exception as e:  # noqa: BLE001
+            err = "%s: %s" % (type(e).__name__, e)
+        if err:
+            errors.append((label, err))
+    return errors or [("get_init_inputs() of all 250 problems", None)]
+
+
 def run_one(level, name, expect, fn):
     label = "level%d/%s" % (level, name)
     try:
@@ -330,9 +357,9 @@ def run_one(level, name, expect, fn):
         if missing:
             return label, "catalog text lacks %r (the check's constants may be stale)" % missing[0]
         mod = load_module(level, name)
-        init = _norm(list(mod.get_init_inputs()))
-        if init != _norm(entry["init"]):
-            return label, "get_init_inputs() %r != catalog init %r" % (init, entry["init"])
+        err = init_mismatch(mod, entry)
+        if err:
+            return label, err
         ctx = Ctx(mod, seed=1234)
         pairs = fn(ctx)
         if isinstance(pairs, tuple):
@@ -995,8 +1022,7 @@ def _(c):
 
 def main():
     passed = failed = 0
-    for level, name, expect, fn in CHECKS:
-        label, err = run_one(level, name, expect, fn)
+    for label, err in itertools.chain(check_every_init(), (run_one(*c) for c in CHECKS)):
         if err is None:
             passed += 1
             print("ok   %s" % label, flush=True)

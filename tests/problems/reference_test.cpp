@@ -39,15 +39,18 @@ std::string dtype_name(const at::Tensor& t) {
   return names.count(s) ? names.at(s) : s;
 }
 
-// The catalog beside the checkout (../shared/catalog), when this checkout has one.
-std::map<std::pair<int, int>, nlohmann::json> read_catalog() {
+// The catalog's facts about every problem, kept in the repository (tests/problems/catalog_facts.jsonl;
+// $KBENCH_CATALOG_FACTS names another such file), by (level, id).
+std::map<std::pair<int, int>, nlohmann::json> read_catalog_facts() {
+  const char* env = std::getenv("KBENCH_CATALOG_FACTS");
+  const std::filesystem::path path = env ? env : testing::test_dir() / "problems" / "catalog_facts.jsonl";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
   std::map<std::pair<int, int>, nlohmann::json> rows;
-  for (int level = 1; level <= 3; ++level) {
-    std::ifstream in(problems::project_root() / ".." / "shared" / "catalog" / ("level" + std::to_string(level) + ".jsonl"));
-    for (std::string line; std::getline(in, line);) {
-      const auto row = nlohmann::json::parse(line);
-      rows[{row["level"].get<int>(), row["id"].get<int>()}] = row;
-    }
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const auto row = nlohmann::json::parse(line);
+    rows[{row["level"].get<int>(), row["id"].get<int>()}] = row;
   }
   return rows;
 }
@@ -56,7 +59,6 @@ std::map<std::pair<int, int>, nlohmann::json> read_catalog() {
 
 TEST_CASE("every problem's archive loads in C++ (or is skipped with its reason)", "[problems]") {
   const auto catalog = problems::Catalog::load(problems::project_root());
-  const auto facts = read_catalog();
   REQUIRE(!catalog.all().empty());
   int loaded = 0, skipped = 0;
   for (const auto& p : catalog.all()) {
@@ -69,40 +71,52 @@ TEST_CASE("every problem's archive loads in C++ (or is skipped with its reason)"
     problems::Reference ref(p, torch::kCPU);
     int64_t count = 0;
     for (const auto& entry : ref.module().named_parameters()) count += entry.value.numel();
-    CHECK(count == p.parameter_count);
-    if (const auto fact = facts.find({p.level, p.id}); fact != facts.end() && fact->second.contains("params") &&
-                                                       !fact->second["params"].is_null())
-      CHECK(count == fact->second["params"].get<int64_t>());  // the catalog's count, where it gives one
+    CHECK(count == p.parameter_count);  // and so the catalog's count, which the manifest is checked against
     ++loaded;
   }
   std::cout << loaded << " loaded, " << skipped << " skipped\n";
   CHECK(loaded > 0);
 }
 
+TEST_CASE("the manifest has the catalog's problems, parameter counts and input sizes", "[problems]") {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  const auto facts = read_catalog_facts();
+  CHECK(facts.size() == 250);
+  CHECK(catalog.all().size() == facts.size());
+  for (const auto& [key, fact] : facts) {
+    INFO(fact.at("name").get<std::string>());
+    const auto* p = catalog.find(key.first, key.second);
+    REQUIRE(p != nullptr);
+    CHECK(p->name == fact.at("name").get<std::string>());
+    CHECK(p->parameter_count == fact.at("params").get<int64_t>());
+    CHECK(p->input_bytes == fact.at("input_bytes").get<int64_t>());
+  }
+}
+
 TEST_CASE("generated inputs have the catalog's shapes and dtypes", "[problems]") {
   const auto catalog = problems::Catalog::load(problems::project_root());
-  const auto facts = read_catalog();
-  if (facts.empty()) std::cout << "no ../shared/catalog beside the checkout: comparing with the manifest only\n";
+  const auto facts = read_catalog_facts();
   for (const auto& p : catalog.all()) {
     INFO(p.key());
+    const auto fact = facts.find({p.level, p.id});
+    REQUIRE(fact != facts.end());
+    const auto& want = fact->second.at("inputs");
     // The meta device gives shapes and dtypes without allocating the (often multi-GB) inputs.
     const auto gen = problems::compile_input_generator(p.input_generator);
     const auto inputs = problems::run_input_generator(*gen, 0, torch::Device(torch::kMeta));
     REQUIRE(inputs.size() == p.inputs.size());
-    const auto fact = facts.find({p.level, p.id});
+    REQUIRE(inputs.size() == want.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (p.inputs[i].is_scalar) {
         CHECK(!inputs[i].isTensor());
+        CHECK(want[i].contains("scalar"));
         continue;
       }
       const auto& t = inputs[i].toTensor();
       CHECK(t.sizes().vec() == p.inputs[i].shape);
       CHECK(dtype_name(t) == p.inputs[i].dtype);
-      if (fact != facts.end() && fact->second.contains("inputs")) {
-        const auto& want = fact->second["inputs"][i];
-        CHECK(t.sizes().vec() == want["shape"].get<std::vector<int64_t>>());
-        CHECK(dtype_name(t) == want["dtype"].get<std::string>());
-      }
+      CHECK(t.sizes().vec() == want[i].at("shape").get<std::vector<int64_t>>());
+      CHECK(dtype_name(t) == want[i].at("dtype").get<std::string>());
     }
   }
 }
