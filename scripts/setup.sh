@@ -1,10 +1,31 @@
 #!/usr/bin/env bash
 # Installs what kbench needs on Debian 12 (idempotent, quiet; run as root or with sudo available),
 # then configures and builds the CPU flavour into build/. The CUDA toolkit is expected at
-# /usr/local/cuda (NVRTC compiles without a GPU).
+# /usr/local/cuda (NVRTC compiles without a GPU). A bare Debian 12 with the toolkit is enough: the
+# compiler, CMake, Ninja, Python, Debian's libtorch and the libraries come from apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export PATH=/usr/local/cuda/bin:$PATH:/usr/sbin:/sbin
 
+cuda_lib=
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+  compgen -G "$dir/libnvrtc.so*" >/dev/null && { cuda_lib=$dir; break; }
+done
+if [[ -z $cuda_lib ]]; then
+  echo "setup: the CUDA toolkit (NVRTC) is missing at /usr/local/cuda; install CUDA 12 or 13 there" >&2
+  exit 1
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  if ! command -v sudo >/dev/null; then
+    echo "setup: installing packages needs root: run this as root, or install sudo" >&2
+    exit 1
+  fi
+  sudo_cmd=(sudo)
+fi
+
+start=$SECONDS
 packages=(build-essential cmake ninja-build libtorch-dev python3-torch python3-numpy
           libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2)
 missing=()
@@ -12,16 +33,21 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
-  sudo_cmd=(); [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
   echo "setup: installing ${missing[*]}"
   "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if [[ ! -x /usr/local/cuda/bin/nvcc && ! -e /usr/local/cuda/lib64/libnvrtc.so ]]; then
-  echo "setup: the CUDA toolkit (NVRTC) is missing at /usr/local/cuda; install CUDA 12 or 13 there" >&2
-  exit 1
+
+# NVRTC opens libnvrtc-builtins by name at run time, through the loader's cache: a toolkit installed
+# without a loader entry (the runfile installer, a copied directory) would fail every compile.
+if ! ldconfig -p | grep libnvrtc-builtins >/dev/null; then
+  echo "setup: adding $cuda_lib to the dynamic loader's paths (/etc/ld.so.conf.d/kbench-cuda.conf)"
+  echo "$cuda_lib" | "${sudo_cmd[@]}" tee /etc/ld.so.conf.d/kbench-cuda.conf >/dev/null
+  "${sudo_cmd[@]}" ldconfig
 fi
-export PATH=/usr/local/cuda/bin:$PATH
+installed=$SECONDS
+
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu
-echo "setup: built build/kbench"
+echo "setup: built build/kbench (packages $((installed - start)) s, build $((SECONDS - installed)) s)"
