@@ -1,40 +1,33 @@
 #!/usr/bin/env bash
-# On a GPU machine with PyTorch >= 2.6, in one sitting: make AOTInductor packages of as many
-# problems as a time limit allows (levels in the order given), then time each package beside its
-# eager reference with `kbench baseline --compiled`, which records baselines/<gpu>/compiled.json
-# (and refreshes those problems' eager entries). The build and the export run beside the package
-# compiles. Usage: [TIME_LIMIT_S=540] scripts/compiled-baselines.sh "2 1" [seconds to start compiles] [jobs]
+# On a GPU machine with PyTorch >= 2.0, as one device call: compiled baselines (torch.compile,
+# inductor, default mode, in process; timed from Python with kbench's protocol beside a fresh eager
+# figure) for the problems of the given levels that have no record yet in baselines/<gpu>/compiled.json,
+# slowest compiles first, until TIME_LIMIT_S. Each problem's record is written as soon as it is done;
+# workers still running at the limit are killed unrecorded, and the next call starts where this one
+# stopped (copy $OUT/baselines/<gpu>/compiled.json back into the checkout between calls). Needs no
+# C++ build and no exported archives.
+#   Usage: [TIME_LIMIT_S=540] [DEADLINE_S=...] scripts/compiled-baselines.sh ["3 2 1"] [jobs] [more compile_baselines.py options]
+# e.g. `... "3 2 1" 8 --retry-failed`. Starts no problem after DEADLINE_S (default TIME_LIMIT_S - 120).
+# Logs (and failed problems' worker logs) in $OUT, or build-gpu/logs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=${OUT:-build-gpu/logs}
 mkdir -p "$LOGS"
 export KBENCH_CACHE=${KBENCH_CACHE:-$PWD/build-gpu/cache}
-LEVELS=${1:-"1 2 3"}
-DEADLINE=${2:-600}
-JOBS=${3:-16}
-level_args=()
-for l in $LEVELS; do level_args+=(--level "$l"); done
+LEVELS=${1:-"3 2 1"}
+JOBS=${2:-}
+TIME_LIMIT_S=${TIME_LIMIT_S:-540}
+DEADLINE_S=${DEADLINE_S:-$((TIME_LIMIT_S > 240 ? TIME_LIMIT_S - 120 : TIME_LIMIT_S / 2))}
 
-(cmake --preset gpu >"$LOGS/configure.log" 2>&1 && cmake --build --preset gpu -j 6 >"$LOGS/build.log" 2>&1
- echo "build rc=$? at ${SECONDS}s") &
-(for l in $LEVELS; do python3 scripts/export_problems.py --level "$l" >>"$LOGS/export.log" 2>&1; done
- echo "export done at ${SECONDS}s") &
-python3 scripts/compile_baselines.py "${level_args[@]}" --jobs "$JOBS" --deadline-s "$DEADLINE" \
-  --problem-timeout-s 300 --json >"$LOGS/compile.jsonl" 2>"$LOGS/compile.err"
-echo "compiles done at ${SECONDS}s: $(tail -1 "$LOGS/compile.jsonl")"
-wait
-
-python3 - "$LOGS/compile.jsonl" >"$LOGS/packaged.txt" <<'PY'
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r.get("status") in ("ok", "cached"):
-        print(r["level"], r["id"])
-PY
-# TIME_LIMIT_S: time no further package after that many seconds of this script (a device call's limit).
-while read -r level problem; do
-  if ((SECONDS > ${TIME_LIMIT_S:-1000000})); then echo "time limit: L$level#$problem and later packages not timed"; break; fi
-  build-gpu/kbench baseline --level "$level" --problem "$problem" --compiled 2>&1 | grep -E "^L[0-9]|FAILED"
-done <"$LOGS/packaged.txt"
-echo "timed at ${SECONDS}s"
-cp baselines/*/compiled.json baselines/*/eager.json "$LOGS/" 2>/dev/null
+args=(--path inductor --time-limit-s "$TIME_LIMIT_S" --deadline-s "$DEADLINE_S" --log-dir "$LOGS/worker-logs")
+for l in $LEVELS; do args+=(--level "$l"); done
+[[ -n $JOBS ]] && args+=(--jobs "$JOBS")
+python3 scripts/compile_baselines.py "${args[@]}" "${@:3}" 2>&1 | tee "$LOGS/compiled-baselines.log" \
+  | grep -v -E "^(recorded|has-reason) "  # the problems already done: in the log only
+rc=${PIPESTATUS[0]}
+if [[ -n ${OUT:-} ]]; then
+  # The record(s) this sitting wrote, at their place in the checkout: baselines/<gpu>/compiled.json
+  cp --parents baselines/*/compiled.json "$OUT/"
+fi
+echo "compiled-baselines.sh: done at ${SECONDS}s (rc=$rc)"
+exit "$rc"
