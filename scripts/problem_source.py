@@ -30,10 +30,10 @@ def _redraw(x: Tensor, uniform: bool, dist: str) -> Tensor:
     if dist == "normal":
         return torch.erfinv(2.0 * u - 1.0) * 1.4142135623730951
     if dist == "laplace_x10":
-        return torch.where(u < 0.5, torch.log(2.0 * u), -torch.log(2.0 - 2.0 * u)) * 10.0
-    if dist == "uniform_pm0.1":
-        return (2.0 * u - 1.0) * 0.1
-    raise RuntimeError("unknown input distribution: " + dist)
+        s = torch.sign(u - 0.5)  # (not abs or where: PyTorch 1.13 cannot run those on the meta device)
+        return -s * torch.log1p(-2.0 * (u - 0.5) * s) * 10.0
+    assert dist == "uniform_pm0.1", "unknown input distribution: " + dist
+    return (2.0 * u - 1.0) * 0.1
 
 """
 

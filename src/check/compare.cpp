@@ -17,113 +17,150 @@ std::string shape_str(const at::Tensor& t) {
 void merge(Comparison& into, const Comparison& part) {
   into.max_abs_error = std::max(into.max_abs_error, part.max_abs_error);
   into.max_rel_error = std::max(into.max_rel_error, part.max_rel_error);
+  if (part.smallest_scaled_atol >= 0 &&
+      (into.smallest_scaled_atol < 0 || part.smallest_scaled_atol < into.smallest_scaled_atol))
+    into.smallest_scaled_atol = part.smallest_scaled_atol;
   into.mismatched += part.mismatched;
+  into.upstream_mismatched += part.upstream_mismatched;
   if (into.verdict == Verdict::correct && part.verdict != Verdict::correct) {
     into.verdict = part.verdict;
     into.message = part.message;
   }
+  if (into.upstream_verdict == Verdict::correct && part.upstream_verdict != Verdict::correct) {
+    into.upstream_verdict = part.upstream_verdict;
+    into.upstream_message = part.upstream_message;
+  }
+}
+
+// A structural mismatch fails both rules alike.
+Comparison structural(Verdict v, const std::string& message) {
+  Comparison c;
+  c.verdict = c.upstream_verdict = v;
+  c.message = c.upstream_message = message;
+  return c;
+}
+
+// Chunks of the flattened tensor as double (integer outputs) or as they are (floating point).
+template <typename Fn>
+void for_each_chunk(const at::Tensor& flat, Fn&& fn) {
+  const int64_t n = flat.numel();
+  for (int64_t start = 0; start < n; start += kChunk) {
+    auto part = flat.narrow(0, start, std::min(kChunk, n - start));
+    fn(start, part.is_floating_point() ? part : part.to(at::kDouble));
+  }
+}
+
+double mean_abs_of_finite(const at::Tensor& flat) {
+  double sum = 0;
+  int64_t finite = 0;
+  for_each_chunk(flat, [&](int64_t, const at::Tensor& r) {
+    const auto ok = r.isfinite();
+    sum += r.abs().masked_fill(ok.logical_not(), 0).sum(at::kDouble).item<double>();
+    finite += ok.sum().item<int64_t>();
+  });
+  return finite > 0 ? sum / static_cast<double>(finite) : 0.0;
+}
+
+std::string mismatch_message(const std::string& where, int64_t bad, int64_t n, const std::string& tolerance,
+                             double max_abs, int64_t first_bad, int64_t nan_bad) {
+  std::ostringstream s;
+  s << where << bad << " of " << n << " values outside " << tolerance << " (max abs error " << max_abs
+    << ", first at flat index " << first_bad << ")";
+  if (nan_bad > 0) s << "; " << nan_bad << " NaN where the reference has none";
+  return s.str();
 }
 
 Comparison compare_tensors(const at::Tensor& ref, const at::Tensor& cand, const Tolerance& tol, const std::string& where) {
+  if (ref.sizes() != cand.sizes())
+    return structural(Verdict::shape_mismatch, where + "shape " + shape_str(cand) + ", expected " + shape_str(ref));
+  if (ref.scalar_type() != cand.scalar_type())
+    return structural(Verdict::dtype_mismatch, where + "dtype " + std::string(c10::toString(cand.scalar_type())) +
+                                                   ", expected " + c10::toString(ref.scalar_type()));
   Comparison c;
-  if (ref.sizes() != cand.sizes()) {
-    c.verdict = Verdict::shape_mismatch;
-    c.message = where + "shape " + shape_str(cand) + ", expected " + shape_str(ref);
-    return c;
-  }
-  if (ref.scalar_type() != cand.scalar_type()) {
-    c.verdict = Verdict::dtype_mismatch;
-    c.message = where + "dtype " + std::string(c10::toString(cand.scalar_type())) + ", expected " +
-                c10::toString(ref.scalar_type());
-    return c;
-  }
   const auto r_flat = ref.reshape(-1);
   const auto c_flat = cand.to(ref.device()).reshape(-1);
   const int64_t n = r_flat.numel();
-  int64_t first_bad = -1, nan_bad = 0;
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t len = std::min(kChunk, n - start);
-    auto r = r_flat.narrow(0, start, len);
-    auto x = c_flat.narrow(0, start, len);
-    if (!r.is_floating_point()) {
-      r = r.to(at::kDouble);
-      x = x.to(at::kDouble);
-    }
+  const double mean_abs = mean_abs_of_finite(r_flat);
+  const double atol_k = scaled_atol(tol.atol, mean_abs);
+  c.smallest_scaled_atol = atol_k;
+  int64_t first_bad = -1, first_bad_upstream = -1, nan_bad = 0;
+  for_each_chunk(r_flat, [&](int64_t start, const at::Tensor& r) {
+    auto x = c_flat.narrow(0, start, r.numel());
+    if (x.scalar_type() != r.scalar_type()) x = x.to(r.scalar_type());
     const auto r_nan = r.isnan();
     const auto x_nan = x.isnan();
     const auto diff = (x - r).abs();
     // inf == inf of the same sign has diff NaN; count it equal, as torch.allclose does.
     const auto same = x.eq(r);
-    const auto within = diff.le(tol.atol + tol.rtol * r.abs()) | same | (r_nan & x_nan);
-    const auto bad = within.logical_not();
+    const auto exempt = same | (r_nan & x_nan);
+    const auto bound = r.abs() * tol.rtol + atol_k;
+    const auto bad = (diff.le(bound) | exempt).logical_not();
+    const auto bad_upstream = (diff.le(bound + (tol.atol - atol_k)) | exempt).logical_not();
     const int64_t bad_count = bad.sum().item<int64_t>();
+    const int64_t bad_upstream_count = bad_upstream.sum().item<int64_t>();
     nan_bad += (x_nan & r_nan.logical_not()).sum().item<int64_t>();
     const auto finite_diff = diff.masked_fill(same | diff.isnan(), 0);
-    if (len > 0) {
+    if (r.numel() > 0) {
       c.max_abs_error = std::max(c.max_abs_error, finite_diff.max().item<double>());
       const auto rel = finite_diff / r.abs().clamp_min(1e-12);
       c.max_rel_error = std::max(c.max_rel_error, rel.max().item<double>());
     }
     if (bad_count > 0 && first_bad < 0) first_bad = start + bad.nonzero()[0][0].item<int64_t>();
+    if (bad_upstream_count > 0 && first_bad_upstream < 0)
+      first_bad_upstream = start + bad_upstream.nonzero()[0][0].item<int64_t>();
     c.mismatched += bad_count;
-  }
+    c.upstream_mismatched += bad_upstream_count;
+  });
+  std::ostringstream upstream_tol, kbench_tol;
+  upstream_tol << "atol=" << tol.atol << " rtol=" << tol.rtol;
+  if (atol_k < tol.atol)
+    kbench_tol << "atol=" << atol_k << " (" << tol.atol << " x the output's mean |value| " << mean_abs << ") rtol=" << tol.rtol;
+  else
+    kbench_tol << upstream_tol.str();
   if (c.mismatched > 0) {
     c.verdict = Verdict::value_mismatch;
-    std::ostringstream s;
-    s << where << c.mismatched << " of " << n << " values outside atol=" << tol.atol << " rtol=" << tol.rtol
-      << " (max abs error " << c.max_abs_error << ", first at flat index " << first_bad << ")";
-    if (nan_bad > 0) s << "; " << nan_bad << " NaN where the reference has none";
-    c.message = s.str();
+    c.message = mismatch_message(where, c.mismatched, n, kbench_tol.str(), c.max_abs_error, first_bad, nan_bad);
+  }
+  if (c.upstream_mismatched > 0) {
+    c.upstream_verdict = Verdict::value_mismatch;
+    c.upstream_message =
+        mismatch_message(where, c.upstream_mismatched, n, upstream_tol.str(), c.max_abs_error, first_bad_upstream, nan_bad);
   }
   return c;
 }
 
 Comparison compare_values(const c10::IValue& ref, const c10::IValue& cand, const Tolerance& tol, const std::string& where) {
-  Comparison c;
   if (ref.isTensor()) {
-    if (!cand.isTensor() || !cand.toTensor().defined()) {
-      c.verdict = Verdict::shape_mismatch;
-      c.message = where + "expected a tensor, got " + std::string(cand.tagKind());
-      return c;
-    }
+    if (!cand.isTensor() || !cand.toTensor().defined())
+      return structural(Verdict::shape_mismatch, where + "expected a tensor, got " + std::string(cand.tagKind()));
     return compare_tensors(ref.toTensor(), cand.toTensor(), tol, where);
   }
   if (ref.isTuple() || ref.isList()) {
     const auto r = ref.isTuple() ? ref.toTupleRef().elements().vec() : ref.toList().vec();
-    if (!(cand.isTuple() || cand.isList())) {
-      c.verdict = Verdict::shape_mismatch;
-      c.message = where + "expected a sequence of " + std::to_string(r.size()) + ", got " + std::string(cand.tagKind());
-      return c;
-    }
+    if (!(cand.isTuple() || cand.isList()))
+      return structural(Verdict::shape_mismatch, where + "expected a sequence of " + std::to_string(r.size()) +
+                                                     ", got " + std::string(cand.tagKind()));
     const auto x = cand.isTuple() ? cand.toTupleRef().elements().vec() : cand.toList().vec();
-    if (x.size() != r.size()) {
-      c.verdict = Verdict::shape_mismatch;
-      c.message = where + "expected " + std::to_string(r.size()) + " outputs, got " + std::to_string(x.size());
-      return c;
-    }
+    if (x.size() != r.size())
+      return structural(Verdict::shape_mismatch,
+                        where + "expected " + std::to_string(r.size()) + " outputs, got " + std::to_string(x.size()));
+    Comparison c;
     for (size_t i = 0; i < r.size(); ++i) merge(c, compare_values(r[i], x[i], tol, where + "output[" + std::to_string(i) + "]: "));
     return c;
   }
   if (ref.isDouble() || ref.isInt()) {
-    if (!(cand.isDouble() || cand.isInt())) {
-      c.verdict = Verdict::dtype_mismatch;
-      c.message = where + "expected a number, got " + std::string(cand.tagKind());
-      return c;
-    }
-    const double a = ref.toScalar().toDouble(), b = cand.toScalar().toDouble();
-    c.max_abs_error = std::abs(a - b);
-    if (!(c.max_abs_error <= tol.atol + tol.rtol * std::abs(a))) {
-      c.verdict = Verdict::value_mismatch;
-      c.message = where + "value " + std::to_string(b) + ", expected " + std::to_string(a);
-    }
-    return c;
+    if (!(cand.isDouble() || cand.isInt()))
+      return structural(Verdict::dtype_mismatch, where + "expected a number, got " + std::string(cand.tagKind()));
+    // A number is compared as a one-element tensor would be: its own magnitude scales atol.
+    const auto as_tensor = [](const c10::IValue& v) { return at::scalar_tensor(v.toScalar().toDouble(), at::kDouble); };
+    return compare_tensors(as_tensor(ref), as_tensor(cand), tol, where);
   }
-  c.verdict = Verdict::shape_mismatch;
-  c.message = where + "unsupported reference output type " + std::string(ref.tagKind());
-  return c;
+  return structural(Verdict::shape_mismatch, where + "unsupported reference output type " + std::string(ref.tagKind()));
 }
 
 }  // namespace
+
+double scaled_atol(double atol, double mean_abs) { return atol * std::min(1.0, mean_abs); }
 
 Comparison compare_outputs(const c10::IValue& reference, const c10::IValue& candidate, const Tolerance& tol) {
   torch::NoGradGuard no_grad;

@@ -1,4 +1,9 @@
-// Output comparison: structure, shape, dtype, then values within atol + rtol * |reference|.
+// Output comparison: structure, shape, dtype, then values within atol + rtol * |reference|, under two
+// rules at once. KernelBench's takes atol as given. kbench's scales atol to each output tensor's
+// magnitude, atol * min(1, mean |reference|): for outputs of magnitude 1 and more nothing changes,
+// while for smaller ones a comparison that no answer could fail (softmax over 393216 columns gives
+// values near 2.5e-6, far below atol = 1e-2, so zeros would pass) becomes one that can. Zeros never
+// pass it unless the reference is all zeros.
 #pragma once
 
 #include <string>
@@ -17,12 +22,20 @@ struct Tolerance {
 };
 
 struct Comparison {
-  Verdict verdict = Verdict::correct;
-  std::string message;      // empty when correct
+  Verdict verdict = Verdict::correct;           // kbench's rule (atol scaled to the output)
+  std::string message;                          // empty when correct
+  Verdict upstream_verdict = Verdict::correct;  // KernelBench's rule (atol as given)
+  std::string upstream_message;
   double max_abs_error = 0;
   double max_rel_error = 0;
-  int64_t mismatched = 0;   // elements outside tolerance
+  double smallest_scaled_atol = -1;  // kbench's atol for the output tensor that made it smallest (-1: no tensor)
+  int64_t mismatched = 0;            // elements outside kbench's tolerance
+  int64_t upstream_mismatched = 0;   // ... outside KernelBench's
 };
+
+// kbench's absolute tolerance for a reference output whose mean |value| (over its finite values)
+// is `mean_abs`.
+double scaled_atol(double atol, double mean_abs);
 
 Comparison compare_outputs(const c10::IValue& reference, const c10::IValue& candidate, const Tolerance& tol);
 

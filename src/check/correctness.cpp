@@ -1,6 +1,8 @@
 #include "check/correctness.h"
 
 #include <chrono>
+#include <optional>
+#include <random>
 
 #include "check/memory_guard.h"
 #include "check/reference_outputs.h"
@@ -92,103 +94,261 @@ std::string first_line_of_interest(const std::string& what) {
   return what.substr(0, what.find('\n'));
 }
 
+uint64_t draw_robust_seed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 20 ^ device()) % 1000000000 + 1000;  // clear of 0 and of 42..46
+}
+
+Verdict robustness_verdict(Verdict trial_verdict) {
+  switch (trial_verdict) {
+    case Verdict::value_mismatch:
+    case Verdict::shape_mismatch:
+    case Verdict::dtype_mismatch:
+      return Verdict::fragile;
+    default:
+      return trial_verdict;
+  }
+}
+
+namespace {
+
+bool all_finite(const c10::IValue& value) {
+  std::vector<at::Tensor> tensors;
+  collect_tensors(value, tensors);
+  for (const auto& t : tensors)
+    if (t.is_floating_point() && !t.isfinite().all().item<bool>()) return false;
+  return true;
+}
+
+int64_t bytes_of(const c10::IValue& value) {
+  std::vector<at::Tensor> tensors;
+  collect_tensors(value, tensors);
+  int64_t bytes = 0;
+  for (const auto& t : tensors) bytes += static_cast<int64_t>(t.numel() * t.element_size());
+  return bytes;
+}
+
+// What every trial shares: the candidate, its parameters (and their fingerprints), the options,
+// the reference outputs, and where the results go.
+struct TrialRunner {
+  problems::Reference& reference;
+  const compile::HostProgram& host;
+  const c10::Dict<std::string, at::Tensor>& params;
+  const Fingerprints params_before;
+  const CheckOptions& options;
+  ReferenceOutputCache& reference_outputs;
+  CorrectnessResult& result;
+
+  // The candidate's forward on poisoned free memory, with the device synchronised and stray
+  // writes checked. Returns its output; on failure sets t's verdict and the result's details.
+  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t) {
+    PhaseTimer timer(result.phases.candidate_ms);
+    FreeMemoryGuard guard(options.keep_free_bytes);
+    launch::reset_launch_count();
+    c10::IValue out;
+    try {
+      torch::manual_seed(t.inputs.seed);
+      out = host.forward(inputs, params);
+      synchronize_device();
+      const auto stray = guard.stray_writes();
+      if (!stray.empty()) {
+        t.verdict = Verdict::runtime_error;
+        t.message = stray;
+      }
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      t.verdict = classify_exception(what);
+      t.message = first_line_of_interest(what);
+      result.details = what;
+      result.context_poisoned = is_sticky_cuda_error(what);
+    }
+    t.launches = launch::launch_count();
+    return out;
+  }
+
+  // Integrity: kernels launched, inputs and parameters untouched, outputs written by the kernels.
+  void check_integrity(const c10::IValue& out, const std::vector<c10::IValue>& inputs, const Fingerprints& inputs_before,
+                       TrialResult& t) {
+    PhaseTimer timer(result.phases.checks_ms);
+    if (t.verdict == Verdict::correct && t.launches == 0) {
+      t.verdict = Verdict::no_custom_kernel;
+      t.message = "forward returned without launching a kernel of the submission";
+    }
+    if (t.verdict == Verdict::correct && fingerprints(inputs) != inputs_before) {
+      t.verdict = Verdict::input_mutated;
+      t.message = "the candidate modified its inputs";
+    }
+    if (t.verdict == Verdict::correct && fingerprints(params) != params_before) {
+      t.verdict = Verdict::input_mutated;
+      t.message = "the candidate modified its parameters (params)";
+    }
+    if (t.verdict == Verdict::correct) {
+      const auto why = output_not_from_kernels(out, inputs);
+      if (!why.empty()) {
+        t.verdict = Verdict::no_custom_kernel;
+        t.message = why;
+      }
+    }
+  }
+
+  // The reference's output for the trial, or nullopt (t.skipped says why) when a robustness trial
+  // cannot count: the reference fails or is not finite on those inputs.
+  std::optional<c10::IValue> reference_for(const std::vector<c10::IValue>& inputs, TrialResult& t, bool robustness) {
+    PhaseTimer timer(result.phases.reference_ms);
+    try {
+      auto out = reference_output(reference, inputs, t.inputs, t.inputs.seed, reference_outputs);
+      if (robustness && !all_finite(out)) {
+        t.skipped = "the reference's output is not finite on " + t.inputs.distribution + " inputs";
+        return std::nullopt;
+      }
+      result.output_bytes = bytes_of(out);
+      return out;
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      if (!robustness || what.find(launch::kRuntimeErrorTag) != std::string::npos) throw;
+      t.skipped = "the reference fails on " + t.inputs.distribution + " inputs: " + first_line_of_interest(what);
+      result.context_poisoned = is_sticky_cuda_error(what);
+      return std::nullopt;
+    }
+  }
+
+  TrialResult run(int index, const TrialInputs& made_from, bool robustness) {
+    TrialResult t;
+    t.trial = index;
+    t.inputs = made_from;
+    std::vector<c10::IValue> inputs;
+    Fingerprints before;
+    {
+      PhaseTimer timer(result.phases.inputs_ms);
+      inputs = reference.make_inputs(made_from.seed, made_from.distribution);
+      before = fingerprints(inputs);
+    }
+    const auto out = run_candidate(inputs, t);
+    check_integrity(out, inputs, before, t);
+    if (t.verdict == Verdict::correct) {
+      const auto expected = reference_for(inputs, t, robustness);
+      if (expected) {
+        PhaseTimer timer(result.phases.compare_ms);
+        const auto cmp = compare_outputs(*expected, out, options.tolerance);
+        t.verdict = cmp.verdict;
+        t.message = cmp.message;
+        t.upstream_verdict = cmp.upstream_verdict;
+        t.max_abs_error = cmp.max_abs_error;
+        t.max_rel_error = cmp.max_rel_error;
+        t.upstream_message = cmp.upstream_message;
+        t.scaled_atol = cmp.smallest_scaled_atol;
+      }
+    } else {
+      t.upstream_verdict = t.verdict;
+      t.upstream_message = t.message;
+    }
+    result.trials.push_back(t);
+    return t;
+  }
+};
+
+std::string trial_label(const TrialResult& t) {
+  return "trial " + std::to_string(t.trial) + " (seed " + std::to_string(t.inputs.seed) +
+         (t.inputs.distribution == problems::kOwnDistribution ? "" : ", " + t.inputs.distribution + " inputs") + ")";
+}
+
+}  // namespace
+
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs) {
   torch::NoGradGuard no_grad;
   CorrectnessResult result;
-  auto& phases = result.phases;
   // The parameters are the candidate's too: writing into them carries state between calls.
-  const auto params_before = fingerprints(candidate_params);
-  for (int trial = 0; trial < options.trials; ++trial) {
-    TrialResult t;
-    t.trial = trial;
-    t.seed = options.base_seed + static_cast<uint64_t>(trial);
-    std::vector<c10::IValue> inputs;
-    Fingerprints before;
-    {
-      PhaseTimer timer(phases.inputs_ms);
-      inputs = reference.make_inputs(t.seed);
-      before = fingerprints(inputs);
-    }
+  TrialRunner runner{reference, host, candidate_params, fingerprints(candidate_params), options, reference_outputs, result};
+  result.ablation_inputs = {options.base_seed, problems::kOwnDistribution};
 
-    c10::IValue candidate_out;
-    {
-      PhaseTimer timer(phases.candidate_ms);
-      FreeMemoryGuard guard(options.keep_free_bytes);
-      launch::reset_launch_count();
-      try {
-        torch::manual_seed(t.seed);
-        candidate_out = host.forward(inputs, candidate_params);
-        synchronize_device();
-        const auto stray = guard.stray_writes();
-        if (!stray.empty()) {
-          t.verdict = Verdict::runtime_error;
-          t.message = stray;
-        }
-      } catch (const std::exception& e) {
-        const std::string what = e.what();
-        t.verdict = classify_exception(what);
-        t.message = first_line_of_interest(what);
-        result.details = what;
-        result.context_poisoned = is_sticky_cuda_error(what);
-      }
-      t.launches = launch::launch_count();
-    }
-    {
-      PhaseTimer timer(phases.checks_ms);
-      if (t.verdict == Verdict::correct && t.launches == 0) {
-        t.verdict = Verdict::no_custom_kernel;
-        t.message = "forward returned without launching a kernel of the submission";
-      }
-      if (t.verdict == Verdict::correct && fingerprints(inputs) != before) {
-        t.verdict = Verdict::input_mutated;
-        t.message = "the candidate modified its inputs";
-      }
-      if (t.verdict == Verdict::correct && fingerprints(candidate_params) != params_before) {
-        t.verdict = Verdict::input_mutated;
-        t.message = "the candidate modified its parameters (params)";
-      }
-      if (t.verdict == Verdict::correct) {
-        const auto why = output_not_from_kernels(candidate_out, inputs);
-        if (!why.empty()) {
-          t.verdict = Verdict::no_custom_kernel;
-          t.message = why;
-        }
-      }
-    }
-    if (t.verdict == Verdict::correct) {
-      c10::IValue reference_out;
-      {
-        PhaseTimer timer(phases.reference_ms);
-        reference_out = reference_output(reference, inputs, t.seed, t.seed, reference_outputs);
-      }
-      PhaseTimer timer(phases.compare_ms);
-      const auto cmp = compare_outputs(reference_out, candidate_out, options.tolerance);
-      t.verdict = cmp.verdict;
-      t.message = cmp.message;
-      t.max_abs_error = cmp.max_abs_error;
-      t.max_rel_error = cmp.max_rel_error;
-    }
-    result.trials.push_back(t);
-    if (t.verdict != Verdict::correct) {
+  // The problem's own inputs, as KernelBench checks them. kbench's rule fails first where the two
+  // differ (its atol is never larger); the trials go on while KernelBench's rule holds, so that its
+  // verdict is known too.
+  for (int i = 0; i < options.trials; ++i) {
+    const auto t = runner.run(i, {options.base_seed + static_cast<uint64_t>(i), problems::kOwnDistribution}, false);
+    if (t.verdict != Verdict::correct && result.verdict == Verdict::correct) {
       result.verdict = t.verdict;
-      result.message = "trial " + std::to_string(trial) + " (seed " + std::to_string(t.seed) + "): " + t.message;
+      result.message = trial_label(t) + ": " + t.message;
+    }
+    if (t.upstream_verdict != Verdict::correct) {
+      result.upstream_verdict = t.upstream_verdict;
+      result.upstream_message = trial_label(t) + ": " + t.upstream_message;
       return result;  // one failing trial decides; later trials would only repeat it
     }
   }
-  result.message = "matched the reference on " + std::to_string(options.trials) + " trials";
+  result.upstream_message = "matched the reference on the problem's own inputs (" + std::to_string(options.trials) + " trials)";
+  if (result.verdict != Verdict::correct) return result;
+
+  // Robustness: the same check on inputs the candidate could not have been tuned to.
+  PhaseTimer timer(result.phases.robustness_ms);
+  int counted = 0;
+  for (int j = 0; j < options.robust_trials; ++j) {
+    const auto& dist = problems::kRobustnessDistributions[j % problems::kRobustnessDistributions.size()];
+    const auto t = runner.run(options.trials + j, {options.robust_seed + static_cast<uint64_t>(j), dist}, true);
+    if (!t.skipped.empty()) {
+      if (result.context_poisoned) break;  // the reference failed stickily: nothing more can run here
+      continue;
+    }
+    if (counted++ == 0) result.ablation_inputs = t.inputs;
+    if (t.verdict != Verdict::correct) {
+      result.verdict = robustness_verdict(t.verdict);
+      result.message = result.verdict == Verdict::fragile
+                           ? "right on the problem's own inputs, wrong on " + t.inputs.distribution + " inputs: " +
+                                 trial_label(t) + ": " + t.message
+                           : trial_label(t) + ": " + t.message;
+      return result;
+    }
+  }
+  result.message = result.upstream_message + " and on " + std::to_string(counted) + " of " +
+                   std::to_string(options.robust_trials) + " robustness trials";
+  if (counted < options.robust_trials) result.message += " (the others could not count: see their trials)";
   return result;
+}
+
+AblationResult check_without_kernels(problems::Reference& reference, const compile::HostProgram& host,
+                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
+                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs,
+                                     const TrialInputs& inputs) {
+  torch::NoGradGuard no_grad;
+  AblationResult a;
+  a.inputs = inputs;
+  const auto made = reference.make_inputs(inputs.seed, inputs.distribution);
+  c10::IValue out;
+  {
+    FreeMemoryGuard guard(options.keep_free_bytes);  // what the kernels would have written stays poison
+    launch::set_skip_launches(true);
+    try {
+      torch::manual_seed(inputs.seed);
+      out = host.forward(made, candidate_params);
+      synchronize_device();
+    } catch (const std::exception& e) {
+      // The host program cannot run without its kernels' results: they are needed.
+      const std::string what = e.what();
+      a.context_poisoned = is_sticky_cuda_error(what);
+      a.message = "without its kernels the host program fails: " + first_line_of_interest(what);
+    }
+    launch::set_skip_launches(false);
+  }
+  if (!a.message.empty()) return a;
+  const auto expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
+  const auto cmp = compare_outputs(expected, out, options.tolerance);
+  a.outputs_right = cmp.verdict == Verdict::correct;
+  a.message = a.outputs_right ? "the outputs are right with every kbench.launch skipped: the host program's PyTorch "
+                                "ops computed them, not the submission's kernels"
+                              : "without its kernels the outputs are wrong (" + cmp.message + "): the kernels do the work";
+  return a;
 }
 
 nlohmann::json to_json(const CorrectnessPhases& p) {
   return {{"inputs", p.inputs_ms}, {"candidate", p.candidate_ms}, {"checks", p.checks_ms},
-          {"reference", p.reference_ms}, {"compare", p.compare_ms}};
+          {"reference", p.reference_ms}, {"compare", p.compare_ms}, {"robustness", p.robustness_ms}};
 }
 
 c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
-                             uint64_t input_seed, uint64_t forward_seed, ReferenceOutputCache& outputs) {
-  return outputs.get(input_seed, forward_seed, [&] {
+                             const TrialInputs& made_from, uint64_t forward_seed, ReferenceOutputCache& outputs) {
+  return outputs.get(made_from.seed, made_from.distribution, forward_seed, [&] {
     auto out = reference.forward(inputs, forward_seed);
     synchronize_device();
     return out;
@@ -196,8 +356,19 @@ c10::IValue reference_output(problems::Reference& reference, const std::vector<c
 }
 
 nlohmann::json to_json(const TrialResult& t) {
-  return {{"trial", t.trial}, {"seed", t.seed}, {"verdict", to_string(t.verdict)}, {"message", t.message},
-          {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error}, {"launches", t.launches}};
+  nlohmann::json j = {{"trial", t.trial}, {"seed", t.inputs.seed}, {"inputs", t.inputs.distribution},
+                      {"verdict", to_string(t.verdict)}, {"message", t.message},
+                      {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error}, {"launches", t.launches}};
+  if (t.inputs.distribution == problems::kOwnDistribution && t.upstream_verdict != t.verdict)
+    j["verdict_kernelbench"] = to_string(t.upstream_verdict);
+  if (t.scaled_atol >= 0) j["scaled_atol"] = t.scaled_atol;
+  if (!t.skipped.empty()) j["skipped"] = t.skipped;
+  return j;
+}
+
+nlohmann::json to_json(const AblationResult& a) {
+  return {{"seed", a.inputs.seed}, {"inputs", a.inputs.distribution}, {"outputs_right_without_kernels", a.outputs_right},
+          {"message", a.message}};
 }
 
 }  // namespace kbench::check

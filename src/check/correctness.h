@@ -1,4 +1,9 @@
-// Correctness: the candidate against the reference on fresh inputs, trial by trial.
+// Correctness: the candidate against the reference on fresh inputs, trial by trial, under two rules.
+// KernelBench's: five trials on the problem's own inputs, atol as given. kbench's: the same trials
+// with atol scaled to the output (check/compare.h), then robustness trials whose floating-point
+// inputs come from other distributions, so that a kernel right only on the problem's own inputs
+// (a constant where the output barely varies, a copy where ReLU of [0, 1) inputs is the identity)
+// is `fragile`, not `correct`.
 #pragma once
 
 #include <string>
@@ -17,17 +22,38 @@ namespace kbench::check {
 struct CheckOptions {
   int trials = 5;
   uint64_t base_seed = 42;  // trial i uses base_seed + i
+  // One trial per distribution of problems::kRobustnessDistributions (cycling when more). Three:
+  // one signed, one heavy-tailed and large, one small; each catches a different kind of kernel
+  // that is right only on [0, 1) inputs, and three cost about a fifth of a checked evaluation.
+  int robust_trials = 3;
+  // Seed of the first robustness trial (then +1, +2, ...). Drawn afresh for each evaluation (a batch
+  // draws one for all its samples, so reference outputs stay reusable): a submission cannot
+  // precompute answers for inputs it cannot predict. The record keeps it for reproduction.
+  uint64_t robust_seed = 0;
   Tolerance tolerance;
   int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
 };
 
+// A fresh seed for the robustness trials (never 0, which means "draw one").
+uint64_t draw_robust_seed();
+
+// Which inputs a trial runs on.
+struct TrialInputs {
+  uint64_t seed = 0;
+  std::string distribution = problems::kOwnDistribution;
+};
+
 struct TrialResult {
   int trial = 0;
-  uint64_t seed = 0;
-  Verdict verdict = Verdict::correct;
+  TrialInputs inputs;
+  Verdict verdict = Verdict::correct;           // kbench's rule
   std::string message;
+  Verdict upstream_verdict = Verdict::correct;  // KernelBench's rule (meaningful on its own inputs)
+  std::string upstream_message;
+  std::string skipped;  // non-empty: a robustness trial that did not count, and why
   double max_abs_error = 0;
   double max_rel_error = 0;
+  double scaled_atol = -1;  // kbench's smallest atol over the output tensors
   int64_t launches = 0;
 };
 
@@ -39,14 +65,21 @@ struct CorrectnessPhases {
   double checks_ms = 0;
   double reference_ms = 0;
   double compare_ms = 0;
+  double robustness_ms = 0;  // all of the robustness trials (their parts are in the sums above too)
 };
 
 struct CorrectnessResult {
-  Verdict verdict = Verdict::correct;
+  Verdict verdict = Verdict::correct;  // kbench's rules, robustness trials included
   std::string message;
+  Verdict upstream_verdict = Verdict::correct;  // KernelBench's: the problem's own inputs, atol as given
+  std::string upstream_message;
   std::string details;  // full error text (TorchScript traceback, CUDA error) when there is one
   std::vector<TrialResult> trials;
   bool context_poisoned = false;  // a sticky CUDA error: this process must not run another candidate
+  int64_t output_bytes = 0;       // bytes of one reference output
+  // Inputs on which the submission's kernels must be needed (see check_without_kernels): those of
+  // the first robustness trial that counted, else the first trial's.
+  TrialInputs ablation_inputs;
   CorrectnessPhases phases;
 };
 
@@ -54,21 +87,41 @@ struct CorrectnessResult {
 Verdict classify_exception(const std::string& what);
 std::string first_line_of_interest(const std::string& what);
 
+// What a failed robustness trial makes of the candidate: a wrong answer on other inputs is
+// `fragile`; a crash, a mutation or a missing kernel stays what it is.
+Verdict robustness_verdict(Verdict trial_verdict);
+
 // Trial order: inputs → candidate (free memory poisoned, out-of-bounds writes checked; see
 // check/memory_guard.h) → input and parameter check → reference → compare. The reference runs (or a
 // kept output of it comes back from host memory) after the candidate, so no reference output of this
-// trial exists on the GPU while the candidate runs.
+// trial exists on the GPU while the candidate runs. The trials on the problem's own inputs run until
+// KernelBench's rule fails; the robustness trials run only while kbench's rule holds.
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs);
 
-// The reference's output on `inputs` (made from `input_seed`, run with `forward_seed`): kept in
-// `outputs`, or computed and the device synchronised. A CUDA error surfacing there throws, tagged as
-// a runtime error: the kernels still in flight are the candidate's.
+// The ablation run: forward once more on `inputs` with every kbench.launch skipped and free memory
+// poisoned as in a trial. If its outputs still match the reference (kbench's rule), the
+// submission's kernels did not compute them: the host program's PyTorch ops did.
+struct AblationResult {
+  TrialInputs inputs;
+  bool outputs_right = false;
+  std::string message;           // what was found
+  bool context_poisoned = false; // the host program's ops failed stickily without the kernels' outputs
+};
+AblationResult check_without_kernels(problems::Reference& reference, const compile::HostProgram& host,
+                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
+                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs,
+                                     const TrialInputs& inputs);
+
+// The reference's output on `inputs` (run with `forward_seed`): kept in `outputs`, or computed and
+// the device synchronised. A CUDA error surfacing there throws, tagged as a runtime error: the
+// kernels still in flight are the candidate's.
 c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
-                             uint64_t input_seed, uint64_t forward_seed, ReferenceOutputCache& outputs);
+                             const TrialInputs& made_from, uint64_t forward_seed, ReferenceOutputCache& outputs);
 
 nlohmann::json to_json(const TrialResult& t);
 nlohmann::json to_json(const CorrectnessPhases& p);
+nlohmann::json to_json(const AblationResult& a);
 
 }  // namespace kbench::check

@@ -30,9 +30,9 @@ void collect_tensors(const c10::IValue& value, std::vector<at::Tensor>& out) {
 ReferenceOutputCache::ReferenceOutputCache(int64_t max_bytes, double copy_bytes_per_ms)
     : max_bytes_(max_bytes), copy_bytes_per_ms_(copy_bytes_per_ms) {}
 
-c10::IValue ReferenceOutputCache::get(uint64_t input_seed, uint64_t forward_seed,
+c10::IValue ReferenceOutputCache::get(uint64_t input_seed, const std::string& distribution, uint64_t forward_seed,
                                       const std::function<c10::IValue()>& compute) {
-  const auto key = std::make_pair(input_seed, forward_seed);
+  const auto key = std::make_tuple(input_seed, distribution, forward_seed);
   if (const auto it = kept_.find(key); it != kept_.end()) {
     ++reused_;
     const auto device = it->second.device;

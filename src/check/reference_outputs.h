@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <utility>
+#include <string>
+#include <tuple>
 
 #include <torch/script.h>
 
@@ -27,10 +28,11 @@ class ReferenceOutputCache {
   // budget). `copy_bytes_per_ms`: the host-to-device copy rate a kept output is assumed to come back at.
   explicit ReferenceOutputCache(int64_t max_bytes = int64_t{2} << 30, double copy_bytes_per_ms = 10e6);
 
-  // The reference's output for the inputs made from `input_seed`, run with `forward_seed`, on the
-  // GPU: a kept one copied back, or `compute()` (which must synchronise the device, so that its
-  // time is the GPU's) run, and its result kept when that pays.
-  c10::IValue get(uint64_t input_seed, uint64_t forward_seed, const std::function<c10::IValue()>& compute);
+  // The reference's output for the inputs made from `input_seed` and `distribution`, run with
+  // `forward_seed`, on the GPU: a kept one copied back, or `compute()` (which must synchronise the
+  // device, so that its time is the GPU's) run, and its result kept when that pays.
+  c10::IValue get(uint64_t input_seed, const std::string& distribution, uint64_t forward_seed,
+                  const std::function<c10::IValue()>& compute);
 
   void clear();  // the problem changed, or its reference was damaged
   int64_t reused() const { return reused_; }
@@ -45,7 +47,7 @@ class ReferenceOutputCache {
   double copy_bytes_per_ms_;
   int64_t kept_bytes_ = 0;
   int64_t reused_ = 0, computed_ = 0;
-  std::map<std::pair<uint64_t, uint64_t>, Kept> kept_;
+  std::map<std::tuple<uint64_t, std::string, uint64_t>, Kept> kept_;
 };
 
 }  // namespace kbench::check

@@ -12,7 +12,7 @@ struct Entry {
   const char* meaning;
 };
 
-constexpr std::array<Entry, 14> kVerdicts = {{
+constexpr std::array<Entry, 15> kVerdicts = {{
     {Verdict::correct, "correct", "matched the reference on every trial"},
     {Verdict::compile_error, "compile_error", "NVRTC rejected the device code; the record holds the full log"},
     {Verdict::host_error, "host_error", "the kbench:host block is missing or malformed, or the host program failed"},
@@ -24,8 +24,11 @@ constexpr std::array<Entry, 14> kVerdicts = {{
     {Verdict::dtype_mismatch, "dtype_mismatch", "an output has a different dtype than the reference"},
     {Verdict::value_mismatch, "value_mismatch", "values differ beyond tolerance, or NaN/Inf where the reference has none"},
     {Verdict::input_mutated, "input_mutated", "the candidate wrote into its inputs"},
-    {Verdict::no_custom_kernel, "no_custom_kernel", "forward launched no kernel of the submission"},
+    {Verdict::no_custom_kernel, "no_custom_kernel",
+     "forward launched no kernel of the submission, or its outputs are right without the kernels"},
     {Verdict::inconsistent, "inconsistent", "outputs of timed runs differ from the checked runs (caching, stream tricks)"},
+    {Verdict::fragile, "fragile",
+     "right on the problem's own inputs, wrong on inputs from other distributions (KernelBench would say correct)"},
     {Verdict::not_checked, "not_checked", "compiled, but correctness was not checked (no GPU, or --compile-only)"},
 }};
 

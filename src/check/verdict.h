@@ -20,6 +20,7 @@ enum class Verdict {
   input_mutated,
   no_custom_kernel,
   inconsistent,
+  fragile,      // right on the problem's own inputs only: wrong on the robustness trials' inputs
   not_checked,  // compiled, but nothing ran it (no GPU, or --compile-only): never counts as correct
 };
 

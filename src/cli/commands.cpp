@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "check/degenerate.h"
 #include "check/verdict.h"
 #include "compile/nvrtc_compiler.h"
 #include "launch/cuda_driver.h"
@@ -59,9 +60,23 @@ nlohmann::json problem_json(const problems::Problem& p) {
                                   : nlohmann::json{{"shape", in.shape}, {"dtype", in.dtype}});
   nlohmann::json j = {{"level", p.level}, {"id", p.id}, {"name", p.name}, {"file", p.file}, {"sha256", p.sha256},
                       {"inputs", inputs}, {"input_bytes", p.input_bytes}, {"params", p.parameter_count},
-                      {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic}};
+                      {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic},
+                      {"degenerate", p.degenerate_kinds}};
+  if (!p.degeneracy_note.empty()) j["degeneracy"] = p.degeneracy_note;
   if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
   return j;
+}
+
+// Options that decide what counts as correct, shared by eval and batch.
+void add_check_mode_options(CLI::App* cmd, sandbox::EvalRequest& req) {
+  cmd->add_option("--robust-trials", req.check.robust_trials,
+                  "Trials on inputs from other distributions after the problem's own (default 3; 0: none)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--robust-seed", req.check.robust_seed, "Seed of the first robustness trial (default: drawn per run)");
+  cmd->add_option_function<std::string>(
+         "--compat", [&req](const std::string& mode) { req.compat_kernelbench = mode == "kernelbench"; },
+         "kernelbench: the verdict is KernelBench's (the problem's own inputs, atol as given); kbench's is kept beside it")
+      ->check(CLI::IsMember({"kernelbench", "none"}));
 }
 
 // ---- list ---------------------------------------------------------------------------------------
@@ -79,9 +94,11 @@ void add_list(CLI::App& app, GlobalOptions& g, int& exit_code) {
         rows.push_back(problem_json(p));
         continue;
       }
-      std::printf("L%d %3d  %-58s %12s  %11lld params%s%s\n", p.level, p.id, p.name.c_str(), mib(p.input_bytes).c_str(),
+      std::string kinds;
+      for (const auto& k : p.degenerate_kinds) kinds += (kinds.empty() ? "  degenerate: " : ",") + k;
+      std::printf("L%d %3d  %-58s %12s  %11lld params%s%s%s\n", p.level, p.id, p.name.c_str(), mib(p.input_bytes).c_str(),
                   static_cast<long long>(p.parameter_count), p.stochastic ? "  stochastic" : "",
-                  p.min_torch.empty() ? "" : ("  needs torch>=" + p.min_torch).c_str());
+                  p.min_torch.empty() ? "" : ("  needs torch>=" + p.min_torch).c_str(), kinds.c_str());
     }
     if (g.json) std::cout << rows.dump(2) << "\n";
     exit_code = 0;
@@ -195,6 +212,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--compile-only", req->compile_only, "Split, compile and check signatures and host program only");
   cmd->add_option("--trials", req->check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", req->check.base_seed, "Seed of the first trial");
+  add_check_mode_options(cmd, *req);
   cmd->add_option("--atol", req->check.tolerance.atol, "Absolute tolerance (default 1e-2 or the manifest's)");
   cmd->add_option("--rtol", req->check.tolerance.rtol, "Relative tolerance (default 1e-2 or the manifest's)");
   cmd->add_option("--timing-trials", req->timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
@@ -263,7 +281,9 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
         if (t.compiled) {
           row["compiled"] = timing::to_json(*t.compiled);
           if (!*no_record)
-            report::record_baseline(gpu.name, "compiled", p.level, p.name, timing::baseline_entry(*t.compiled, gpu.name, *device));
+            report::record_baseline(gpu.name, "compiled", p.level, p.name,
+                                    timing::baseline_entry(*t.compiled, gpu.name, *device,
+                                                           "AOTInductor package, timed from C++ (kbench baseline --compiled)"));
           char buf[64];
           std::snprintf(buf, sizeof buf, "  compiled %10.4f ms", t.compiled->stats.mean);
           compiled_text = buf;
@@ -291,6 +311,64 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+// ---- degenerate ---------------------------------------------------------------------------------
+void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "degenerate", "Find problems whose check a constant or zeros would pass (GPU); --write records problems/degenerate.json");
+  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0), device = std::make_shared<int>(0);
+  auto write = std::make_shared<bool>(false);
+  cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", *id, "Only this problem (with --level)");
+  cmd->add_option("--device", *device, "GPU ordinal");
+  cmd->add_flag("--write", *write, "Record each problem in problems/degenerate.json as it is measured");
+  cmd->callback([&g, &exit_code, level, id, device, write] {
+    apply_logging(g);
+    const auto gpu = launch::query_device(*device);
+    if (!gpu.present) throw std::runtime_error("kbench degenerate needs a GPU: " + gpu.why_absent);
+    const auto root = problems::project_root(g.root);
+    const auto catalog = problems::Catalog::load(root);
+    const auto file = problems::degeneracy_file(root);
+    nlohmann::json doc = std::filesystem::exists(file) ? nlohmann::json::parse(read_text(file)) : nlohmann::json::object();
+    doc["about"] = "Measured by kbench degenerate --write: see src/check/degenerate.h.";
+    doc["gpu"] = gpu.name;
+    check::CheckOptions options;
+    options.robust_seed = 1000;  // fixed: the file must not change from run to run but by the problems
+    int failed = 0, degenerate = 0;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : catalog.all()) {
+      if ((*level && p.level != *level) || (*id && p.id != *id)) continue;
+      nlohmann::json row = {{"problem", p.key()}};
+      try {
+        problems::Reference reference(p, torch::Device(torch::kCUDA, *device));
+        options.tolerance = {p.atol, p.rtol};
+        const auto entry = check::to_json(check::measure_degeneracy(reference, options));
+        row["degeneracy"] = entry;
+        degenerate += !entry["kinds"].empty();
+        if (*write) {
+          doc["problems"][p.key()] = entry;
+          const auto tmp = file.string() + ".tmp";
+          std::ofstream(tmp) << doc.dump(1) << "\n";
+          std::filesystem::rename(tmp, file);
+        }
+        if (!g.json)
+          std::printf("L%d %3d %-56s %-40s %s\n", p.level, p.id, p.name.c_str(), entry["kinds"].dump().c_str(),
+                      entry["note"].get<std::string>().c_str());
+      } catch (const std::exception& e) {
+        ++failed;
+        const std::string what = e.what();
+        row["error"] = what.substr(0, what.find('\n'));
+        if (!g.json) std::printf("L%d %3d %-56s FAILED: %s\n", p.level, p.id, p.name.c_str(), row["error"].get<std::string>().c_str());
+      }
+      std::fflush(stdout);
+      rows.push_back(row);
+    }
+    if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"problems", rows}}.dump(2) << "\n";
+    else std::printf("%zu problems, %d degenerate, %d failed%s\n", rows.size(), degenerate, failed,
+                     *write ? (", recorded in " + file.string()).c_str() : "");
+    exit_code = failed ? 1 : 0;
+  });
+}
+
 // ---- batch --------------------------------------------------------------------------------------
 void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("batch", "Evaluate a directory of submissions on every GPU, resumably");
@@ -305,6 +383,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--shard", *shard, "i/n: evaluate only shard i of n (0-based), e.g. a Slurm array task");
   cmd->add_option("--compile-threads", o->compile_threads, "NVRTC threads (default: all cores)");
   cmd->add_option("--trials", o->base.check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
+  add_check_mode_options(cmd, o->base);
   cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
   cmd->add_option("--check-budget", o->budgets.correctness_s, "Seconds allowed for the correctness trials");
@@ -357,20 +436,22 @@ void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("report", "fast_p, pass@k and speedups from result files (shards are merged)");
   auto files = std::make_shared<std::vector<std::string>>();
   auto markdown = std::make_shared<std::string>(), svg = std::make_shared<std::string>();
+  auto include_flagged = std::make_shared<bool>(false);
   cmd->add_option("results", *files, "Result files (.jsonl) from kbench batch, or eval records (.json)")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--markdown", *markdown, "Also write the table as Markdown to this file");
   cmd->add_option("--svg", *svg, "Also write the fast_p-against-p plot to this SVG file");
-  cmd->callback([&g, &exit_code, files, markdown, svg] {
+  cmd->add_flag("--include-flagged", *include_flagged,
+                "Count speedups the audit flagged (faster than the problem's memory traffic allows) in fast_p");
+  cmd->callback([&g, &exit_code, files, markdown, svg, include_flagged] {
     apply_logging(g);
-    report::ScoredRun run;
-    run.records = report::read_records(*files);
-    if (run.records.empty()) throw std::runtime_error("no result records in the given files");
+    auto records = report::read_records(*files);
+    if (records.empty()) throw std::runtime_error("no result records in the given files");
     std::map<int, int> sizes;
     // A named catalog: a range-for over a temporary's all() would read a destroyed vector.
     const auto catalog = problems::Catalog::load(problems::project_root(g.root));
     for (const auto& p : catalog.all()) ++sizes[p.level];
-    run.levels = report::score(run.records, sizes);
+    const auto run = report::score_run(std::move(records), sizes, *include_flagged);
     std::cout << report::make_printer(g.json ? "json" : "terminal")->render(run);
     if (!markdown->empty()) std::ofstream(*markdown) << report::make_printer("markdown")->render(run);
     if (!svg->empty()) std::ofstream(*svg) << report::make_printer("svg")->render(run);
@@ -459,6 +540,7 @@ void add_prompt(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto& example = catalog.get(1, 19);
     report::PromptInput in;
     in.problem_name = p.name;
+    in.degeneracy_note = p.degeneracy_note;
     in.reference_source = read_text(catalog.source_path(p));
     in.example_reference = read_text(catalog.source_path(example));
     in.example_solution = read_text(catalog.root() / "level1" / "19_ReLU.cu");
@@ -507,6 +589,7 @@ void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
   add_doctor(app, global, exit_code);
   add_eval(app, global, exit_code);
   add_baseline(app, global, exit_code);
+  add_degenerate(app, global, exit_code);
   add_batch(app, global, exit_code);
   add_report(app, global, exit_code);
   add_ci(app, global, exit_code);

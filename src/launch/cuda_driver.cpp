@@ -64,6 +64,9 @@ DeviceInfo query_device(int ordinal) {
     info.max_grid[i] = p.maxGridSize[i];
   }
   info.max_shared_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  int memory_khz = 0;
+  if (cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess)
+    info.memory_bandwidth = 2.0 * memory_khz * 1e3 * p.memoryBusWidth / 8.0;  // two transfers per clock
   cudaDriverGetVersion(&info.driver_version);
   cudaRuntimeGetVersion(&info.runtime_version);
   return info;

@@ -33,6 +33,7 @@ struct DeviceInfo {
   int max_block[3] = {0, 0, 0};
   int max_grid[3] = {0, 0, 0};
   int max_shared_optin = 0;     // per block, with the opt-in attribute
+  double memory_bandwidth = 0;  // peak device memory bandwidth, bytes/s (memory clock x bus width, DDR)
   int driver_version = 0;       // e.g. 13000
   int runtime_version = 0;
 

@@ -27,4 +27,9 @@ void reset_launch_count();  // also forgets the storages below
 // reset: an output that never was came from PyTorch ops, not from the submission's kernels.
 bool storage_was_launched(const void* storage_base);
 
+// While set, `kbench.launch` checks its arguments as always but launches nothing: the ablation
+// run, which asks whether the host program's outputs are right without the submission's kernels.
+// Skipped launches are not counted.
+void set_skip_launches(bool skip);
+
 }  // namespace kbench::launch

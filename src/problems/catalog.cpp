@@ -34,19 +34,37 @@ Problem problem_from_json(const nlohmann::json& e) {
   return p;
 }
 
-Catalog Catalog::load(const std::filesystem::path& root) {
-  const auto manifest = root / "problems" / "manifest.json";
-  std::ifstream in(manifest);
-  if (!in) throw std::runtime_error("cannot read " + manifest.string() + " (is --root the kbench checkout?)");
-  nlohmann::json doc;
+namespace {
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string() + " (is --root the kbench checkout?)");
   try {
-    in >> doc;
+    return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(manifest.string() + " is not valid JSON: " + e.what());
+    throw std::runtime_error(path.string() + " is not valid JSON: " + e.what());
   }
+}
+
+}  // namespace
+
+std::filesystem::path degeneracy_file(const std::filesystem::path& root) { return root / "problems" / "degenerate.json"; }
+
+Catalog Catalog::load(const std::filesystem::path& root) {
+  const auto doc = read_json_file(root / "problems" / "manifest.json");
   Catalog catalog;
   catalog.root_ = root;
   for (const auto& entry : doc.at("problems")) catalog.problems_.push_back(problem_from_json(entry));
+  const auto degenerate = degeneracy_file(root);
+  if (std::filesystem::exists(degenerate)) {
+    const auto measured = read_json_file(degenerate).value("problems", nlohmann::json::object());
+    for (auto& p : catalog.problems_) {
+      const auto it = measured.find(p.key());
+      if (it == measured.end()) continue;
+      p.degenerate_kinds = it->value("kinds", std::vector<std::string>{});
+      p.degeneracy_note = it->value("note", "");
+    }
+  }
   return catalog;
 }
 

@@ -32,14 +32,20 @@ struct Problem {
   double atol = 1e-2;      // KernelBench's fp32 tolerance unless the manifest overrides it
   double rtol = 1e-2;
   bool stochastic = false;
-  std::string input_generator;  // TorchScript source of make_inputs(device)
+  std::string input_generator;  // TorchScript source of make_inputs(device, dist)
+  // From problems/degenerate.json (kbench degenerate): how a comparison at KernelBench's tolerance
+  // fails to tell answers apart on this problem ("constant", "below_tolerance", ...), and a line
+  // that says so; empty for most problems.
+  std::vector<std::string> degenerate_kinds;
+  std::string degeneracy_note;
 
   std::string key() const;  // "level1/19_ReLU"
 };
 
 class Catalog {
  public:
-  // Reads <root>/problems/manifest.json; throws std::runtime_error with a one-line reason.
+  // Reads <root>/problems/manifest.json (and degenerate.json beside it, where present); throws
+  // std::runtime_error with a one-line reason.
   static Catalog load(const std::filesystem::path& root);
 
   const Problem* find(int level, int id) const;
@@ -55,6 +61,9 @@ class Catalog {
 };
 
 Problem problem_from_json(const nlohmann::json& entry);
+
+// Where `kbench degenerate --write` records its measurements.
+std::filesystem::path degeneracy_file(const std::filesystem::path& root);
 
 // The project root: --root, else $KBENCH_ROOT, else the source tree kbench was built from.
 std::filesystem::path project_root(const std::string& override_root = "");

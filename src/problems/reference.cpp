@@ -33,10 +33,10 @@ std::shared_ptr<torch::jit::CompilationUnit> compile_input_generator(const std::
 }
 
 std::vector<c10::IValue> run_input_generator(torch::jit::CompilationUnit& generator, uint64_t seed,
-                                             const torch::Device& device) {
+                                             const torch::Device& device, const std::string& distribution) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(seed);
-  auto result = generator.get_function("make_inputs")({c10::IValue(device)});
+  auto result = generator.get_function("make_inputs")({c10::IValue(device), c10::IValue(distribution)});
   if (result.isTuple()) return result.toTupleRef().elements().vec();
   if (result.isList()) return result.toList().vec();
   return {result};
@@ -86,8 +86,8 @@ void Reference::to(const torch::Device& device) {
   for (const auto& b : module_.named_buffers(/*recurse=*/true)) state_.insert(b.name, b.value);
 }
 
-std::vector<c10::IValue> Reference::make_inputs(uint64_t seed) const {
-  return run_input_generator(*generator_, seed, device_);
+std::vector<c10::IValue> Reference::make_inputs(uint64_t seed, const std::string& distribution) const {
+  return run_input_generator(*generator_, seed, device_, distribution);
 }
 
 c10::IValue Reference::forward(const std::vector<c10::IValue>& inputs, uint64_t seed) {

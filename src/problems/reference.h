@@ -22,6 +22,12 @@ bool version_less(const std::string& a, const std::string& b);
 // True when `problem` declares a minimum PyTorch newer than this libtorch (it cannot be loaded here).
 bool needs_newer_torch(const Problem& problem);
 
+// Input distributions the generators know (scripts/problem_source.py, _redraw): "own" is the
+// problem's; the others redraw every floating-point input (integers keep theirs) for the
+// robustness trials: signed, heavy-tailed and large, signed and small.
+inline constexpr const char* kOwnDistribution = "own";
+inline const std::vector<std::string> kRobustnessDistributions = {"normal", "laplace_x10", "uniform_pm0.1"};
+
 class Reference {
  public:
   // Loads the archive made by scripts/export_problems.py on the CPU, then moves it to `device`;
@@ -34,8 +40,9 @@ class Reference {
 
   const Problem& problem() const { return problem_; }
 
-  // Same seed, same inputs; made directly on `device` so multi-GB inputs never cross PCIe.
-  std::vector<c10::IValue> make_inputs(uint64_t seed) const;
+  // Same seed and distribution, same inputs; made directly on `device` so multi-GB inputs never
+  // cross PCIe.
+  std::vector<c10::IValue> make_inputs(uint64_t seed, const std::string& distribution = kOwnDistribution) const;
 
   // The reference forward as KernelBench runs it: training mode, no autograd, seed set first, op by
   // op (no TorchScript fusion).
@@ -61,6 +68,7 @@ void for_each_tensor(const torch::jit::Module& module, const std::function<void(
 // Compiles a manifest input generator; exposed for the tests that check it against the catalog.
 std::shared_ptr<torch::jit::CompilationUnit> compile_input_generator(const std::string& source);
 std::vector<c10::IValue> run_input_generator(torch::jit::CompilationUnit& generator, uint64_t seed,
-                                             const torch::Device& device);
+                                             const torch::Device& device,
+                                             const std::string& distribution = kOwnDistribution);
 
 }  // namespace kbench::problems

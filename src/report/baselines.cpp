@@ -27,14 +27,14 @@ std::filesystem::path baseline_file(const std::string& gpu_name, const std::stri
   return problems::project_root() / "baselines" / gpu_slug(gpu_name) / (kind + ".json");
 }
 
-std::optional<double> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
-                                        const std::string& problem_name) {
+std::optional<nlohmann::json> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
+                                                const std::string& problem_name) {
   const auto doc = read_json(baseline_file(gpu_name, kind));
   if (doc.is_discarded()) return std::nullopt;
   const auto level_key = "level" + std::to_string(level);
   const auto file_key = problem_name + ".py";
   if (!doc.contains(level_key) || !doc[level_key].contains(file_key)) return std::nullopt;
-  return doc[level_key][file_key].value("mean", 0.0);
+  return doc[level_key][file_key];
 }
 
 void record_baseline(const std::string& gpu_name, const std::string& kind, int level,

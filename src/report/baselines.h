@@ -14,8 +14,9 @@ namespace kbench::report {
 std::string gpu_slug(const std::string& gpu_name);
 
 std::filesystem::path baseline_file(const std::string& gpu_name, const std::string& kind);
-std::optional<double> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
-                                        const std::string& problem_name);
+// The problem's entry: a figure ("mean", ms) or, for compiled ones, the reason there is none.
+std::optional<nlohmann::json> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
+                                                const std::string& problem_name);
 
 // Adds or replaces one problem's entry and rewrites the file (sorted, stable diffs).
 void record_baseline(const std::string& gpu_name, const std::string& kind, int level,

@@ -19,21 +19,69 @@ namespace {
 
 std::string percent(double v) { return fixed(100.0 * v, 1) + "%"; }
 
-// The scores as rows of cells; the terminal and Markdown printers lay the same table out.
-std::vector<std::vector<std::string>> score_rows(const ScoredRun& run) {
-  std::vector<std::vector<std::string>> rows;
+using Table = std::vector<std::vector<std::string>>;
+
+std::vector<std::string> fast_cells(const std::map<double, double>& fast) {
+  std::vector<std::string> cells;
+  for (double t : kThresholds) cells.push_back(percent(fast.at(t)));
+  return cells;
+}
+
+std::vector<std::string> threshold_heads() {
+  std::vector<std::string> heads;
+  for (double t : kThresholds) heads.push_back("fast_" + fixed(t, 1));
+  return heads;
+}
+
+std::string problems_cell(const LevelScore& s) {
+  return std::to_string(s.problems_sampled) + "/" + std::to_string(s.problems_in_level);
+}
+
+// fast_p against eager under kbench's verdicts: the main table.
+Table eager_table(const std::vector<LevelScore>& levels) {
+  Table rows;
   std::vector<std::string> head = {"level", "problems", "submissions", "pass@1"};
-  for (double t : kThresholds) head.push_back("fast_" + fixed(t, 1));
-  head.insert(head.end(), {"geomean (eager)", "compiled: fast_1", "geomean (compiled)"});
+  for (const auto& h : threshold_heads()) head.push_back(h);
+  head.push_back("geomean");
   rows.push_back(head);
-  for (const auto& s : run.levels) {
-    std::vector<std::string> row = {std::to_string(s.level),
-                                    std::to_string(s.problems_sampled) + "/" + std::to_string(s.problems_in_level),
-                                    std::to_string(s.submissions), percent(s.pass_at_1)};
-    for (double t : kThresholds) row.push_back(percent(s.fast_eager.at(t)));
+  for (const auto& s : levels) {
+    std::vector<std::string> row = {std::to_string(s.level), problems_cell(s), std::to_string(s.submissions),
+                                    percent(s.pass_at_1)};
+    for (const auto& c : fast_cells(s.fast_eager)) row.push_back(c);
     row.push_back(s.geomean_speedup_eager > 0 ? fixed(s.geomean_speedup_eager, 2) + "x" : "-");
-    row.push_back(s.has_compiled ? percent(s.fast_compiled.at(1.0)) : "n/a");
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// fast_p against torch.compile: every level, every threshold ("n/a" where no correct candidate of
+// the level had a compiled figure to compare with).
+Table compiled_table(const std::vector<LevelScore>& levels) {
+  Table rows;
+  std::vector<std::string> head = {"level"};
+  for (const auto& h : threshold_heads()) head.push_back(h);
+  head.push_back("geomean");
+  rows.push_back(head);
+  for (const auto& s : levels) {
+    std::vector<std::string> row = {std::to_string(s.level)};
+    for (const auto& c : fast_cells(s.fast_compiled)) row.push_back(s.has_compiled ? c : "n/a");
     row.push_back(s.has_compiled ? fixed(s.geomean_speedup_compiled, 2) + "x" : "n/a");
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The same run under KernelBench's verdicts, to compare with papers that used them.
+Table kernelbench_table(const std::vector<LevelScore>& levels) {
+  Table rows;
+  std::vector<std::string> head = {"level", "pass@1"};
+  for (const auto& h : threshold_heads()) head.push_back(h);
+  head.push_back("compiled: fast_1.0");
+  rows.push_back(head);
+  for (const auto& s : levels) {
+    std::vector<std::string> row = {std::to_string(s.level), percent(s.pass_at_1)};
+    for (const auto& c : fast_cells(s.fast_eager)) row.push_back(c);
+    row.push_back(s.has_compiled ? percent(s.fast_compiled.at(1.0)) : "n/a");
     rows.push_back(row);
   }
   return rows;
@@ -51,47 +99,93 @@ std::string verdict_lines(const ScoredRun& run, const std::string& bullet) {
   return out;
 }
 
+std::vector<const nlohmann::json*> flagged_records(const ScoredRun& run) {
+  std::vector<const nlohmann::json*> out;
+  for (const auto& r : run.records)
+    if (speedup_flagged(r)) out.push_back(&r);
+  return out;
+}
+
+std::string flagged_lines(const ScoredRun& run, const std::string& bullet) {
+  const auto flagged = flagged_records(run);
+  if (flagged.empty()) return "";
+  std::string out = std::to_string(flagged.size()) + " speedup(s) flagged by the audit, " +
+                    (run.include_flagged ? "counted (--include-flagged)" : "not counted in fast_p") + ":\n";
+  for (const auto* r : flagged) {
+    const auto& p = (*r)["problem"];
+    const std::string file = r->contains("batch") ? (*r)["batch"].value("file", "") : (*r)["submission"].value("path", "");
+    out += bullet + "L" + std::to_string(p.value("level", 0)) + "#" + std::to_string(p.value("id", 0)) + " " + file +
+           ": " + (*r)["timing"]["audit"].value("reason", "") + "\n";
+  }
+  return out;
+}
+
+std::string heading(const ScoredRun& run) {
+  return "fast_p: share of the level's problems solved correctly (kbench's verdicts) with speedup > p over "
+         "PyTorch eager" + std::string(run.include_flagged ? " (flagged speedups counted)" : "") + "\n";
+}
+
+const char* kCompiledHeading = "fast_p against torch.compile (the compiled baseline):\n";
+const char* kKernelBenchHeading =
+    "The same under KernelBench's verdicts (the problem's own inputs only, atol as given: fragile counts as correct):\n";
+
+std::string terminal_table(const Table& rows) {
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  std::string out;
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size(); ++i) out += r[i] + std::string(width[i] - r[i].size() + 2, ' ');
+    out += "\n";
+  }
+  return out;
+}
+
+std::string markdown_table(const Table& rows) {
+  std::string out = "| ";
+  for (const auto& h : rows[0]) out += h + " | ";
+  out += "\n|";
+  for (size_t i = 0; i < rows[0].size(); ++i) out += "---|";
+  out += "\n";
+  for (size_t r = 1; r < rows.size(); ++r) {
+    out += "| ";
+    for (const auto& c : rows[r]) out += c + " | ";
+    out += "\n";
+  }
+  return out;
+}
+
 class TerminalPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
-    const auto rows = score_rows(run);
-    std::vector<size_t> width(rows[0].size(), 0);
-    for (const auto& r : rows)
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    std::string out = "fast_p: share of the level's problems solved correctly with speedup > p over PyTorch eager\n";
-    for (const auto& r : rows) {
-      for (size_t i = 0; i < r.size(); ++i) out += r[i] + std::string(width[i] - r[i].size() + 2, ' ');
-      out += "\n";
-    }
-    return out + verdict_lines(run, "");
+    return heading(run) + terminal_table(eager_table(run.levels)) + "\n" + kCompiledHeading +
+           terminal_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading +
+           terminal_table(kernelbench_table(run.kernelbench_levels)) + "\n" + verdict_lines(run, "") +
+           flagged_lines(run, "  ");
   }
 };
 
 class MarkdownPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
-    const auto rows = score_rows(run);
-    std::string out = "| " ;
-    for (const auto& h : rows[0]) out += h + " | ";
-    out += "\n|";
-    for (size_t i = 0; i < rows[0].size(); ++i) out += "---|";
-    out += "\n";
-    for (size_t r = 1; r < rows.size(); ++r) {
-      out += "| ";
-      for (const auto& c : rows[r]) out += c + " | ";
-      out += "\n";
-    }
-    return out + "\nfast_p: share of the level's problems solved correctly with speedup > p over PyTorch eager.\n\n" +
-           verdict_lines(run, "- ");
+    return markdown_table(eager_table(run.levels)) + "\n" + heading(run) + "\n" + kCompiledHeading + "\n" +
+           markdown_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading + "\n" +
+           markdown_table(kernelbench_table(run.kernelbench_levels)) + "\n" + verdict_lines(run, "- ") + "\n" +
+           flagged_lines(run, "- ");
   }
 };
 
 class JsonPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
-    nlohmann::json levels = nlohmann::json::array();
+    nlohmann::json levels = nlohmann::json::array(), kernelbench = nlohmann::json::array(), flagged = nlohmann::json::array();
     for (const auto& s : run.levels) levels.push_back(to_json(s));
-    return nlohmann::json{{"levels", levels}}.dump(2) + "\n";
+    for (const auto& s : run.kernelbench_levels) kernelbench.push_back(to_json(s));
+    for (const auto* r : flagged_records(run))
+      flagged.push_back({{"problem", (*r)["problem"]}, {"file", r->contains("batch") ? (*r)["batch"].value("file", "") : ""},
+                         {"audit", (*r)["timing"]["audit"]}});
+    return nlohmann::json{{"levels", levels}, {"kernelbench_levels", kernelbench}, {"flagged", flagged},
+                          {"include_flagged", run.include_flagged}}.dump(2) + "\n";
   }
 };
 
@@ -120,7 +214,8 @@ class SvgPrinter : public Printer {
       << "<text x=\"" << x(p_max / 2) << "\" y=\"" << h - 12 << "\" text-anchor=\"middle\">p (speedup threshold)</text>\n";
     for (size_t i = 0; i < run.levels.size(); ++i) {
       const auto& lvl = run.levels[i];
-      const auto curve = fast_curve(run.records, lvl.level, lvl.problems_in_level, "eager", p_max);
+      const auto curve =
+          fast_curve(run.records, lvl.level, lvl.problems_in_level, "eager", p_max, {false, run.include_flagged});
       s << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << colours[i % 3] << "\" points=\"";
       for (const auto& [p, v] : curve) s << fixed(x(p), 1) << "," << fixed(y(v), 1) << " ";
       s << "\"/>\n<text x=\"" << x(p_max) + 10 << "\" y=\"" << top + 20 + 18 * i << "\" fill=\"" << colours[i % 3]
@@ -132,6 +227,15 @@ class SvgPrinter : public Printer {
 };
 
 }  // namespace
+
+ScoredRun score_run(std::vector<nlohmann::json> records, const std::map<int, int>& level_sizes, bool include_flagged) {
+  ScoredRun run;
+  run.records = std::move(records);
+  run.include_flagged = include_flagged;
+  run.levels = score(run.records, level_sizes, {false, include_flagged});
+  run.kernelbench_levels = score(run.records, level_sizes, {true, include_flagged});
+  return run;
+}
 
 std::unique_ptr<Printer> make_printer(const std::string& format) {
   if (format == "terminal") return std::make_unique<TerminalPrinter>();
@@ -147,6 +251,12 @@ std::string eval_summary(const nlohmann::json& r) {
   out << "level " << p.value("level", 0) << " problem " << p.value("id", 0) << " (" << p.value("name", "?")
       << ")  " << r["submission"].value("path", "") << "\n";
   out << "verdict: " << r.value("verdict", "?") << " — " << r.value("message", "") << "\n";
+  // The other rule's verdict, where it differs (see check/correctness.h).
+  const bool compat = r.value("compat", "") == "kernelbench";
+  const auto other = verdict_under(r, !compat);
+  if (r.contains("verdicts") && other != r.value("verdict", ""))
+    out << (compat ? "kbench's verdict: " : "KernelBench's verdict: ") << other << " — "
+        << r["verdicts"][compat ? "kbench" : "kernelbench"].value("message", "") << "\n";
   if (r.contains("compile")) {
     const auto& c = r["compile"];
     out << "compile: " << (c.value("ok", false) ? "ok" : "failed") << ", " << fixed(c.value("nvrtc_ms", 0.0), 1)
@@ -158,11 +268,14 @@ std::string eval_summary(const nlohmann::json& r) {
   }
   if (r.contains("correctness")) {
     out << "correctness:";
-    for (const auto& t : r["correctness"]["trials"])
-      out << " [" << t.value("trial", 0) << " " << t.value("verdict", "") << " max_abs=" << t.value("max_abs_error", 0.0)
-          << "]";
+    for (const auto& t : r["correctness"]["trials"]) {
+      out << " [" << t.value("trial", 0) << " ";
+      if (t.value("inputs", "own") != "own") out << t.value("inputs", "") << " ";
+      out << (t.contains("skipped") ? "skipped" : t.value("verdict", "")) << " max_abs=" << t.value("max_abs_error", 0.0) << "]";
+    }
     out << "\n";
   }
+  if (r.contains("ablation")) out << "without its kernels: " << r["ablation"].value("message", "") << "\n";
   if (r.contains("timing")) {
     const auto& t = r["timing"];
     if (t.contains("candidate"))
@@ -173,7 +286,13 @@ std::string eval_summary(const nlohmann::json& r) {
           << fixed(t.value("speedup_eager", 0.0), 2) << "x";
     if (t.contains("speedup_compiled"))
       out << ", vs compiled " << fixed(t.value("speedup_compiled", 0.0), 2) << "x";
+    else if (t.contains("compiled"))
+      out << ", no compiled figure (" << t["compiled"].value("source", "") << ")";
     out << "\n";
+    if (r.value("verdict", "") != "correct" && verdict_under(r, true) == "correct" && t.contains("speedup_eager"))
+      out << "(timed because KernelBench's verdict is correct; these speedups count only in its score)\n";
+    if (t.contains("audit") && t["audit"].value("flagged", false))
+      out << "FLAGGED: " << t["audit"].value("reason", "") << "; not counted in fast_p\n";
     for (const auto* who : {"candidate", "eager"})
       if (t.contains(who))
         for (const auto& w : t[who].value("warnings", nlohmann::json::array())) out << "warning (" << who << "): " << w.get<std::string>() << "\n";

@@ -13,9 +13,14 @@
 namespace kbench::report {
 
 struct ScoredRun {
-  std::vector<LevelScore> levels;
+  std::vector<LevelScore> levels;              // kbench's verdicts
   std::vector<nlohmann::json> records;
+  std::vector<LevelScore> kernelbench_levels;  // KernelBench's verdicts (fragile counted as correct)
+  bool include_flagged = false;                // flagged speedups were counted (kbench report --include-flagged)
 };
+
+// Scores `records` under kbench's and KernelBench's verdicts.
+ScoredRun score_run(std::vector<nlohmann::json> records, const std::map<int, int>& level_sizes, bool include_flagged);
 
 class Printer {
  public:

@@ -50,7 +50,16 @@ std::string build_prompt(const PromptInput& in) {
        "its inputs and constructor arguments). Write a faster implementation as one kbench submission: a "
        "`.cu` file that computes exactly what `Model.forward` computes (within atol = rtol = 1e-2 in "
        "float32), in training mode, for the given input shapes. You may fuse operators, change "
-       "algorithms and keep some operators in PyTorch, but at least one kernel of yours must run.\n\n"
+       "algorithms and keep some operators in PyTorch, but your kernels must do the work.\n\n"
+    << "## How kbench checks it\n\n"
+    << "- Five trials on inputs drawn as `get_inputs()` draws them, then three on inputs of the same shapes "
+       "drawn from other distributions (normal, Laplace x 10, uniform in [-0.1, 0.1]; integer inputs keep "
+       "theirs). A kernel right only on the given distribution is `fragile`, not correct.\n"
+    << "- For outputs smaller than 1, atol shrinks with the output's mean magnitude, so zeros never pass.\n"
+    << "- forward runs once more with every `kbench.launch` skipped; if the outputs are still right, "
+       "PyTorch did the work and the verdict is `no_custom_kernel`.\n"
+    << "- Speedups faster than reading the inputs and writing the outputs at the GPU's memory bandwidth "
+       "allows are flagged and not counted.\n\n"
     << "## The submission format\n\n"
     << "- All of the file is compiled by NVRTC as CUDA C++17; kernels you launch are `extern \"C\" __global__`.\n"
     << "- The host side is a TorchScript program inside one block comment that starts with `/* kbench:host` "
@@ -65,6 +74,8 @@ std::string build_prompt(const PromptInput& in) {
     << in.example_solution << "```\n\n";
   if (in.gpu) s << gpu_section(*in.gpu);
   s << "## Your problem: " << in.problem_name << "\n\n```python\n" << in.reference_source << "```\n\n";
+  if (!in.degeneracy_note.empty())
+    s << "Note on this problem: " << in.degeneracy_note << ". Compute the real function of the inputs.\n\n";
   if (in.feedback) s << feedback_section(*in.feedback, in.previous_submission);
   s << "Write the submission for " << in.problem_name << ".\n";
   return s.str();

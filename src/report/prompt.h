@@ -15,6 +15,7 @@ namespace kbench::report {
 struct PromptInput {
   std::string reference_source;   // the problem's Python file
   std::string problem_name;
+  std::string degeneracy_note;    // the problem's line from problems/degenerate.json, if any
   std::string example_reference;  // the one-shot example's problem source
   std::string example_solution;   // ... and its solution in the submission format
   std::optional<launch::DeviceInfo> gpu;

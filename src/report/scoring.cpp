@@ -16,14 +16,16 @@ double geomean(const std::vector<double>& xs) {
   return std::exp(log_sum / static_cast<double>(xs.size()));
 }
 
-std::map<std::string, ProblemSamples> collect(const std::vector<nlohmann::json>& records, int level) {
+std::map<std::string, ProblemSamples> collect(const std::vector<nlohmann::json>& records, int level,
+                                              const ScoringRules& rules) {
   std::map<std::string, ProblemSamples> per_problem;
   for (const auto& r : records) {
     if (!r.contains("problem") || r["problem"].value("level", 0) != level) continue;
     auto& p = per_problem[problem_key(r)];
     ++p.samples;
-    if (r.value("verdict", "") != "correct") continue;
+    if (verdict_under(r, rules.kernelbench) != "correct") continue;
     ++p.correct;
+    if (!rules.include_flagged && speedup_flagged(r)) continue;  // solved, but its speedup is not credible
     if (r.contains("timing") && r["timing"].contains("speedup_eager"))
       p.speedup_eager.push_back(r["timing"]["speedup_eager"].get<double>());
     if (r.contains("timing") && r["timing"].contains("speedup_compiled"))
@@ -40,6 +42,21 @@ int count_above(const std::vector<double>& xs, double p) {
 
 }  // namespace
 
+std::string verdict_under(const nlohmann::json& record, bool kernelbench) {
+  const auto verdicts = record.find("verdicts");
+  if (verdicts != record.end() && verdicts->is_object()) {
+    const auto which = verdicts->find(kernelbench ? "kernelbench" : "kbench");
+    if (which != verdicts->end()) return which->value("verdict", "");
+  }
+  return record.value("verdict", "");
+}
+
+bool speedup_flagged(const nlohmann::json& record) {
+  const auto timing = record.find("timing");
+  if (timing == record.end() || !timing->contains("audit")) return false;
+  return (*timing)["audit"].value("flagged", false);
+}
+
 double at_k(int n, int c, int k) {
   if (n - c < k) return 1.0;
   double none = 1.0;  // C(n-c, k) / C(n, k) as a running product
@@ -47,17 +64,19 @@ double at_k(int n, int c, int k) {
   return 1.0 - none;
 }
 
-std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const std::map<int, int>& level_sizes) {
+std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const std::map<int, int>& level_sizes,
+                              const ScoringRules& rules) {
   std::vector<LevelScore> out;
   for (const auto& [level, size] : level_sizes) {
-    const auto per_problem = collect(records, level);
+    const auto per_problem = collect(records, level, rules);
     if (per_problem.empty()) continue;
     LevelScore s;
     s.level = level;
     s.problems_in_level = size;
     s.problems_sampled = static_cast<int>(per_problem.size());
     for (const auto& r : records)
-      if (r.contains("problem") && r["problem"].value("level", 0) == level) ++s.verdicts[r.value("verdict", "?")], ++s.submissions;
+      if (r.contains("problem") && r["problem"].value("level", 0) == level)
+        ++s.verdicts[verdict_under(r, rules.kernelbench)], ++s.submissions;
     std::vector<double> all_eager, all_compiled;
     for (const auto& [key, p] : per_problem) {
       s.max_samples = std::max(s.max_samples, p.samples);
@@ -105,8 +124,9 @@ nlohmann::json to_json(const LevelScore& s) {
 }
 
 std::vector<std::pair<double, double>> fast_curve(const std::vector<nlohmann::json>& records, int level,
-                                                  int problems_in_level, const std::string& baseline, double p_max) {
-  const auto per_problem = collect(records, level);
+                                                  int problems_in_level, const std::string& baseline, double p_max,
+                                                  const ScoringRules& rules) {
+  const auto per_problem = collect(records, level, rules);
   std::vector<std::pair<double, double>> curve;
   for (int i = 0; i <= 100; ++i) {
     const double p = p_max * i / 100.0;

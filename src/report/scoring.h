@@ -12,6 +12,19 @@ namespace kbench::report {
 // Speedup thresholds reported by default (p in fast_p).
 inline const std::vector<double> kThresholds = {0.0, 0.5, 1.0, 1.5, 2.0};
 
+// Which verdict of a record counts, and whether flagged speedups do. A record holds kbench's verdict
+// and KernelBench's (`verdicts`; older records and early verdicts have one `verdict` for both); a
+// record whose speedup the audit flagged (timing.audit.flagged: faster than the problem's memory
+// traffic allows) counts towards pass@k but not towards fast_p and the geometric means, unless
+// `include_flagged`.
+struct ScoringRules {
+  bool kernelbench = false;  // KernelBench's verdicts: fragile counts as correct, atol as given
+  bool include_flagged = false;
+};
+
+std::string verdict_under(const nlohmann::json& record, bool kernelbench);
+bool speedup_flagged(const nlohmann::json& record);
+
 struct ProblemSamples {
   int samples = 0;
   int correct = 0;
@@ -39,12 +52,14 @@ double at_k(int n, int c, int k);
 
 // Scores per level from records (several samples per problem allowed). `level_sizes` gives the
 // number of problems per level (100, 100, 50 for KernelBench).
-std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const std::map<int, int>& level_sizes);
+std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const std::map<int, int>& level_sizes,
+                              const ScoringRules& rules = {});
 
 nlohmann::json to_json(const LevelScore& s);
 
 // fast_p against eager for p in [0, p_max]: the curve the SVG plot draws.
 std::vector<std::pair<double, double>> fast_curve(const std::vector<nlohmann::json>& records, int level,
-                                                  int problems_in_level, const std::string& baseline, double p_max);
+                                                  int problems_in_level, const std::string& baseline, double p_max,
+                                                  const ScoringRules& rules = {});
 
 }  // namespace kbench::report

@@ -12,6 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "check/correctness.h"
 #include "compile/compile_cache.h"
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
@@ -142,8 +143,11 @@ nlohmann::json BatchSummary::to_json() const {
           {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}};
 }
 
-BatchSummary run_batch(const BatchOptions& o) {
+BatchSummary run_batch(const BatchOptions& options) {
   const auto start = Clock::now();
+  // One robustness seed for every sample of the batch: their reference outputs stay reusable.
+  BatchOptions o = options;
+  if (o.base.check.robust_seed == 0) o.base.check.robust_seed = check::draw_robust_seed();
   BatchSummary summary;
   const auto found = discover(o.dir);
   summary.discovered = static_cast<int>(found.submissions.size());

@@ -16,6 +16,7 @@
 #include "report/baselines.h"
 #include "report/environment.h"
 #include "timing/compiled_reference.h"
+#include "timing/speedup_audit.h"
 
 #ifdef KBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -37,6 +38,33 @@ void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) 
 }
 
 #ifdef KBENCH_WITH_CUDA
+// Once a candidate has been checked it has two verdicts: kbench's (robustness trials, atol scaled to
+// the output) and KernelBench's (its own inputs, atol as given; see check/correctness.h). The stages
+// after the check can only take either from `correct` to a failure. The record's `verdict` is the one
+// of the evaluation's mode (--compat kernelbench picks KernelBench's); `verdicts` holds both.
+struct Verdicts {
+  Verdict kbench = Verdict::correct, kernelbench = Verdict::correct;
+  std::string kbench_message, kernelbench_message;
+
+  bool either_correct() const { return kbench == Verdict::correct || kernelbench == Verdict::correct; }
+  // A failure that holds under both rules (a crash, a stray write, kernels that do no work).
+  void fail(Verdict v, const std::string& message) {
+    fail_kbench(v, message);
+    fail_kernelbench(v, message);
+  }
+  void fail_kbench(Verdict v, const std::string& message) {
+    if (kbench == Verdict::correct) kbench = v, kbench_message = message;
+  }
+  void fail_kernelbench(Verdict v, const std::string& message) {
+    if (kernelbench == Verdict::correct) kernelbench = v, kernelbench_message = message;
+  }
+  void write(nlohmann::json& record, bool compat_kernelbench) const {
+    set_verdict(record, compat_kernelbench ? kernelbench : kbench, compat_kernelbench ? kernelbench_message : kbench_message);
+    record["verdicts"] = {{"kbench", {{"verdict", check::to_string(kbench)}, {"message", kbench_message}}},
+                          {"kernelbench", {{"verdict", check::to_string(kernelbench)}, {"message", kernelbench_message}}}};
+  }
+};
+
 c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::Tensor>& state) {
   // The candidate gets its own copy: writing into it cannot change the reference's weights.
   c10::Dict<std::string, at::Tensor> out;
@@ -76,13 +104,28 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
   return phases;
 }
 
+// The compiled figure recorded in baselines/<gpu>/compiled.json, as a timing entry whose "source"
+// says where it came from; without "mean_ms" where there is none (and why).
+nlohmann::json recorded_compiled_figure(const std::string& gpu_name, const problems::Problem& problem) {
+  const auto file = "baselines/" + report::gpu_slug(gpu_name) + "/compiled.json";
+  const auto recorded = report::recorded_baseline(gpu_name, "compiled", problem.level, problem.name);
+  if (!recorded) return {{"source", "none: no package and no entry in " + file}};
+  if (!recorded->contains("mean"))
+    return {{"source", "none: " + recorded->value("reason", "no figure") + " (" + file + ")"}};
+  nlohmann::json entry = {{"mean_ms", (*recorded)["mean"]},
+                          {"source", "recorded in " + file + ": " + recorded->value("path", "AOTInductor package")}};
+  if (!recorded->value("matches_eager", true)) entry["differs_from_eager"] = recorded->value("max_abs_error", 0.0);
+  return entry;
+}
+
 // Times candidate and eager reference with the same protocol on the same inputs, and checks the
 // outputs of timed candidate runs: a candidate that is right when checked but wrong or stale when
 // timed (caching, unsynchronised streams) is `inconsistent`.
 void time_candidate_and_reference(const EvalRequest& req, const check::CheckOptions& check_options,
                                   problems::Reference& reference, const compile::HostProgram& host,
                                   const c10::Dict<std::string, at::Tensor>& params, const launch::DeviceInfo& gpu,
-                                  EvalContext& context, nlohmann::json& record) {
+                                  int64_t output_bytes, EvalContext& context, Verdicts& verdicts,
+                                  nlohmann::json& record) {
   auto& baselines = context.baselines;
   torch::NoGradGuard no_grad;
   const auto& problem = reference.problem();
@@ -116,23 +159,25 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
   const auto stray = guard ? guard->stray_writes() : "";
   guard.reset();
   if (!stray.empty()) {
-    set_verdict(record, Verdict::runtime_error, "during timed runs: " + stray);
+    verdicts.fail(Verdict::runtime_error, "during timed runs: " + stray);
     record["timing"] = timing;
     return;
   }
 
   for (size_t s = 0; s < sets.size(); ++s) {
-    if (kept[s].isNone()) continue;  // fewer timed trials than input sets
-    const auto expected = check::reference_output(reference, sets[s], seed + s, seed, context.reference_outputs);
+    if (kept[s].isNone() || problem.stochastic) continue;  // fewer timed trials than input sets
+    const auto expected = check::reference_output(reference, sets[s], {seed + s, problems::kOwnDistribution}, seed,
+                                                  context.reference_outputs);
     const auto cmp = check::compare_outputs(expected, kept[s], check_options.tolerance);
-    if (cmp.verdict != Verdict::correct && !problem.stochastic) {
-      set_verdict(record, Verdict::inconsistent,
-                  "correct when checked, but a timed run's output differs: " + cmp.message);
-      record["timing"] = timing;
-      return;
-    }
+    const std::string why = "correct when checked, but a timed run's output differs: ";
+    if (cmp.verdict != Verdict::correct) verdicts.fail_kbench(Verdict::inconsistent, why + cmp.message);
+    if (cmp.upstream_verdict != Verdict::correct) verdicts.fail_kernelbench(Verdict::inconsistent, why + cmp.upstream_message);
   }
   kept.clear();
+  if (!verdicts.either_correct()) {
+    record["timing"] = timing;
+    return;
+  }
 
   // The baselines are timed once per problem per GPU; later samples reuse the figures.
   auto eager = baselines.eager.find(problem.key());
@@ -156,11 +201,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
       entry["source"] = "AOTInductor package, timed here: " + package.path().string();
     } catch (const std::exception& e) {
       const std::string why = e.what();
-      const auto recorded = report::recorded_baseline(gpu.name, "compiled", problem.level, problem.name);
-      entry = recorded ? nlohmann::json{{"mean_ms", *recorded}}
-                       : nlohmann::json::object();
-      entry["source"] = recorded ? "recorded baseline, baselines/" + report::gpu_slug(gpu.name) + "/compiled.json"
-                                 : "none: no package and no recorded compiled baseline for this GPU";
+      entry = recorded_compiled_figure(gpu.name, problem);
       entry["package"] = why.substr(0, why.find('\n'));
     }
     compiled = baselines.compiled.emplace(problem.key(), entry).first;
@@ -168,6 +209,9 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
   timing["compiled"] = compiled->second;
   if (compiled->second.contains("mean_ms"))
     timing["speedup_compiled"] = compiled->second["mean_ms"].get<double>() / candidate.stats.mean;
+  const auto audit = timing::audit_speedup(problem.input_bytes, output_bytes, gpu.memory_bandwidth, candidate.stats.mean,
+                                           eager->second["mean_ms"].get<double>());
+  timing["audit"] = timing::to_json(audit);
   record["timing"] = timing;
 }
 #endif
@@ -177,7 +221,8 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
 nlohmann::json EvalRequest::to_json() const {
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
           {"compile_only", compile_only}, {"time", time}, {"device", device}, {"trials", check.trials},
-          {"seed", check.base_seed}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
+          {"seed", check.base_seed}, {"robust_trials", check.robust_trials}, {"robust_seed", check.robust_seed},
+          {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
           {"known_baselines", known_baselines}};
 }
@@ -194,6 +239,9 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.device = j.value("device", 0);
   r.check.trials = j.value("trials", 5);
   r.check.base_seed = j.value("seed", uint64_t{42});
+  r.check.robust_trials = j.value("robust_trials", 3);
+  r.check.robust_seed = j.value("robust_seed", uint64_t{0});
+  r.compat_kernelbench = j.value("compat_kernelbench", false);
   r.check.tolerance.atol = j.value("atol", -1.0);
   r.check.tolerance.rtol = j.value("rtol", -1.0);
   r.timing.trials = j.value("timing_trials", 100);
@@ -375,6 +423,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   const auto state_before = check::fingerprints(reference.state());
   phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
   const auto reused_before = context->reference_outputs.reused(), computed_before = context->reference_outputs.computed();
+  if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();
   t0 = Clock::now();
   const auto correctness = check::check_correctness(reference, *host, params, check_options, context->reference_outputs);
   phases["correctness"] = ms_since(t0);
@@ -382,30 +431,49 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : correctness.trials) trials.push_back(check::to_json(t));
   record["correctness"] = {{"trials", trials}, {"atol", check_options.tolerance.atol},
-                           {"rtol", check_options.tolerance.rtol}};
-  set_verdict(record, correctness.verdict, correctness.message);
+                           {"rtol", check_options.tolerance.rtol}, {"robust_seed", check_options.robust_seed},
+                           {"output_bytes", correctness.output_bytes}};
+  Verdicts verdicts{correctness.verdict, correctness.upstream_verdict, correctness.message, correctness.upstream_message};
   if (!correctness.details.empty()) record["error_details"] = correctness.details;
-  record["context_poisoned"] = correctness.context_poisoned;
+  bool context_poisoned = correctness.context_poisoned;
 
-  // 6. Timing, for correct candidates.
-  if (correctness.verdict == Verdict::correct && req.time) {
+  // 6. Timing, for a candidate correct under either rule (KernelBench's score needs the speedup of
+  // one that is right only on its own inputs; kbench's never counts it).
+  if (verdicts.either_correct() && req.time) {
     stage("timing");
     t0 = Clock::now();
     try {
-      time_candidate_and_reference(req, check_options, reference, *host, params, gpu, *context, record);
+      time_candidate_and_reference(req, check_options, reference, *host, params, gpu, correctness.output_bytes,
+                                   *context, verdicts, record);
     } catch (const std::exception& e) {
-      set_verdict(record, check::classify_exception(e.what()),
-                  "during timing: " + check::first_line_of_interest(e.what()));
+      verdicts.fail(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
       record["error_details"] = e.what();
     }
     phases["timing"] = ms_since(t0);
   }
+
+  // 7. The kernels must do the work: the outputs must be wrong without them. Last, because a host
+  // program fed poison instead of its kernels' results may fail stickily (an index from poison);
+  // the verdict holds either way.
+  if (verdicts.either_correct() && !context_poisoned) {
+    t0 = Clock::now();
+    const auto ablation = check::check_without_kernels(reference, *host, params, check_options,
+                                                       context->reference_outputs, correctness.ablation_inputs);
+    phases["ablation"] = ms_since(t0);
+    record["ablation"] = check::to_json(ablation);
+    if (ablation.outputs_right) verdicts.fail(Verdict::no_custom_kernel, ablation.message);
+    context_poisoned = ablation.context_poisoned;
+  }
+  verdicts.write(record, req.compat_kernelbench);
+  if (req.compat_kernelbench) record["compat"] = "kernelbench";
+  record["context_poisoned"] = context_poisoned;
   launch::set_active_module(nullptr, nullptr);
   record["reference_outputs"] = {{"reused", context->reference_outputs.reused() - reused_before},
                                  {"computed", context->reference_outputs.computed() - computed_before}};
-  if (!correctness.context_poisoned) {
+  if (!context_poisoned) {
     if (check::fingerprints(reference.state()) != state_before) {
-      set_verdict(record, Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
+      verdicts.fail(Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
+      verdicts.write(record, req.compat_kernelbench);
       context->reference.reset();  // never check another candidate against damaged weights
       context->reference_key.clear();
       context->reference_outputs.clear();

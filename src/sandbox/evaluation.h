@@ -28,6 +28,9 @@ struct EvalRequest {
   std::string arch;          // "" = the GPU's, or sm_90a without a GPU
   bool compile_only = false;
   bool time = true;          // measure candidate and eager reference once correct
+  // --compat kernelbench: the record's verdict is KernelBench's (its own inputs, atol as given);
+  // the robustness trials still run and kbench's verdict is kept beside it (see check/correctness.h).
+  bool compat_kernelbench = false;
   int device = 0;
   check::CheckOptions check;
   timing::TimingOptions timing;

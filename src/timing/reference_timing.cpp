@@ -43,11 +43,13 @@ ReferenceTiming time_reference(const problems::Problem& problem, int device, con
 #endif
 }
 
-nlohmann::json baseline_entry(const Measurement& m, const std::string& gpu_name, int device) {
+nlohmann::json baseline_entry(const Measurement& m, const std::string& gpu_name, int device, const std::string& path) {
   const auto& s = m.stats;
-  return {{"mean", s.mean}, {"std", s.stddev}, {"min", s.min}, {"max", s.max}, {"num_trials", s.count},
-          {"hardware", gpu_name}, {"device", "cuda:" + std::to_string(device)}, {"median", s.median},
-          {"noisy", m.noisy}, {"throttled", m.clocks.throttled()}};
+  nlohmann::json entry = {{"mean", s.mean}, {"std", s.stddev}, {"min", s.min}, {"max", s.max}, {"num_trials", s.count},
+                          {"hardware", gpu_name}, {"device", "cuda:" + std::to_string(device)}, {"median", s.median},
+                          {"noisy", m.noisy}, {"throttled", m.clocks.throttled()}};
+  if (!path.empty()) entry["path"] = path;
+  return entry;
 }
 
 }  // namespace kbench::timing

@@ -25,7 +25,8 @@ struct ReferenceTiming {
 ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options,
                                const std::string& compiled_gpu_slug = "");
 
-// An entry of baselines/<gpu>/{eager,compiled}.json in KernelBench's layout.
-nlohmann::json baseline_entry(const Measurement& m, const std::string& gpu_name, int device);
+// An entry of baselines/<gpu>/{eager,compiled}.json in KernelBench's layout; `path` (compiled
+// entries) says how the figure was made.
+nlohmann::json baseline_entry(const Measurement& m, const std::string& gpu_name, int device, const std::string& path = "");
 
 }  // namespace kbench::timing

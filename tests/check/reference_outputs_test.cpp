@@ -29,30 +29,31 @@ TEST_CASE("a reference output that copies back faster than it computes is kept a
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     return reference();
   };
-  const auto first = cache.get(42, 42, compute);
-  const auto again = cache.get(42, 42, compute);
+  const auto first = cache.get(42, "own", 42, compute);
+  const auto again = cache.get(42, "own", 42, compute);
   CHECK(reference.calls == 1);
   CHECK(cache.reused() == 1);
   REQUIRE(again.isTuple());
   CHECK(at::equal(again.toTupleRef().elements()[0].toTensor(), first.toTupleRef().elements()[0].toTensor()));
   CHECK(at::equal(again.toTupleRef().elements()[1].toTensor(), first.toTupleRef().elements()[1].toTensor()));
-  // Another input seed or forward seed is another output.
-  cache.get(43, 42, compute);
-  cache.get(42, 43, compute);
-  CHECK(reference.calls == 3);
+  // Another input seed, input distribution or forward seed is another output.
+  cache.get(43, "own", 42, compute);
+  cache.get(42, "own", 43, compute);
+  cache.get(42, "normal", 42, compute);
+  CHECK(reference.calls == 4);
   // A kept output is a copy: writing into what the caller got does not change it.
   again.toTupleRef().elements()[0].toTensor().zero_();
-  CHECK(at::equal(cache.get(42, 42, compute).toTupleRef().elements()[0].toTensor(), reference.output * 2));
+  CHECK(at::equal(cache.get(42, "own", 42, compute).toTupleRef().elements()[0].toTensor(), reference.output * 2));
   cache.clear();
-  cache.get(42, 42, compute);
-  CHECK(reference.calls == 4);
+  cache.get(42, "own", 42, compute);
+  CHECK(reference.calls == 5);
 }
 
 TEST_CASE("a reference output that computes faster than it copies back is recomputed", "[check]") {
   ReferenceOutputCache cache(/*max_bytes=*/1 << 20, /*copy_bytes_per_ms=*/1e-3);  // a 2 KiB output: 2e6 ms
   CountingReference reference;
-  cache.get(42, 42, [&] { return reference(); });
-  cache.get(42, 42, [&] { return reference(); });
+  cache.get(42, "own", 42, [&] { return reference(); });
+  cache.get(42, "own", 42, [&] { return reference(); });
   CHECK(reference.calls == 2);
   CHECK(cache.reused() == 0);
   CHECK(cache.computed() == 2);
@@ -65,10 +66,10 @@ TEST_CASE("the kept outputs stay under their memory cap", "[check]") {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return reference();
   };
-  cache.get(1, 1, compute);
-  cache.get(2, 2, compute);  // over the cap: not kept
-  cache.get(1, 1, compute);
-  cache.get(2, 2, compute);
+  cache.get(1, "own", 1, compute);
+  cache.get(2, "own", 2, compute);  // over the cap: not kept
+  cache.get(1, "own", 1, compute);
+  cache.get(2, "own", 2, compute);
   CHECK(reference.calls == 3);
   CHECK(cache.reused() == 1);
 }

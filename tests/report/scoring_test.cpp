@@ -50,3 +50,64 @@ TEST_CASE("kbench report scores against every problem of the level", "[report]")
   CHECK(out["levels"][0]["problems_in_level"] == 100);
   CHECK(out["levels"][0]["fast_p_eager"]["fast_1.0"].get<double>() == Approx(0.01));
 }
+
+TEST_CASE("flagged speedups count towards pass@1 but not fast_p, unless asked", "[report]") {
+  auto flagged = record(1, 100, "correct", 3161.0);
+  flagged["timing"]["audit"] = {{"flagged", true}, {"reason", "under the bandwidth floor"}};
+  const std::vector<nlohmann::json> records = {flagged, record(1, 19, "correct", 1.2)};
+  const auto s = report::score(records, {{1, 10}})[0];
+  CHECK(s.pass_at_1 == Approx(0.2));
+  CHECK(s.fast_eager.at(1.0) == Approx(0.1));  // the flagged 3161x is left out
+  CHECK(s.geomean_speedup_eager == Approx(1.2));
+  const auto counted = report::score(records, {{1, 10}}, {false, true})[0];
+  CHECK(counted.fast_eager.at(1.0) == Approx(0.2));
+}
+
+TEST_CASE("KernelBench's verdicts count fragile candidates as correct; kbench's do not", "[report]") {
+  auto fragile = record(1, 100, "fragile", 2.0);
+  fragile["verdicts"] = {{"kbench", {{"verdict", "fragile"}}}, {"kernelbench", {{"verdict", "correct"}}}};
+  auto compat = record(1, 95, "correct", 3.0);  // run with --compat kernelbench: the verdict is KernelBench's
+  compat["compat"] = "kernelbench";
+  compat["verdicts"] = {{"kbench", {{"verdict", "fragile"}}}, {"kernelbench", {{"verdict", "correct"}}}};
+  const std::vector<nlohmann::json> records = {fragile, compat, record(1, 19, "correct", 1.5), record(1, 20, "crash")};
+  CHECK(report::verdict_under(compat, false) == "fragile");
+  CHECK(report::verdict_under(record(1, 20, "crash"), true) == "crash");  // an early verdict holds for both
+  const auto kbench = report::score(records, {{1, 10}})[0];
+  CHECK(kbench.pass_at_1 == Approx(0.1));
+  CHECK(kbench.verdicts.at("fragile") == 2);
+  const auto kernelbench = report::score(records, {{1, 10}}, {true, false})[0];
+  CHECK(kernelbench.pass_at_1 == Approx(0.3));
+  CHECK(kernelbench.fast_eager.at(1.0) == Approx(0.3));
+
+  const auto path = std::filesystem::temp_directory_path() / "kbench-report-both.jsonl";
+  {
+    std::ofstream out(path);
+    int sample = 0;
+    for (auto r : records) {
+      r["batch"] = {{"file", "sample_" + std::to_string(sample++) + ".cu"}};  // one line per submission
+      out << r.dump() << "\n";
+    }
+  }
+  const auto text = testing::run_kbench("report " + path.string());
+  CHECK_THAT(text, contains_text("KernelBench's verdicts"));
+  CHECK_THAT(text, contains_text("against torch.compile"));
+  const auto json = nlohmann::json::parse(testing::run_kbench("report --json " + path.string()));
+  CHECK(json["kernelbench_levels"][0]["pass@1"].get<double>() == Approx(0.03));  // of level 1's 100 problems
+  CHECK(json["levels"][0]["pass@1"].get<double>() == Approx(0.01));
+}
+
+TEST_CASE("kbench report lists flagged records and leaves them out of fast_p", "[report]") {
+  auto flagged = record(1, 100, "correct", 3161.0);
+  flagged["timing"]["audit"] = {{"flagged", true}, {"reason", "3161.0x over eager, under the bandwidth floor"}};
+  flagged["batch"] = {{"file", "level_1_problem_100_sample_0_kernel.cu"}};
+  const auto path = std::filesystem::temp_directory_path() / "kbench-report-flagged.jsonl";
+  std::ofstream(path) << flagged.dump() << "\n";
+  const auto text = testing::run_kbench("report " + path.string());
+  CHECK_THAT(text, contains_text("1 speedup(s) flagged"));
+  CHECK_THAT(text, contains_text("level_1_problem_100_sample_0_kernel.cu"));
+  const auto json = nlohmann::json::parse(testing::run_kbench("report --json " + path.string()));
+  CHECK(json["flagged"].size() == 1);
+  CHECK(json["levels"][0]["fast_p_eager"]["fast_1.0"].get<double>() == Approx(0.0));
+  const auto counted = nlohmann::json::parse(testing::run_kbench("report --json --include-flagged " + path.string()));
+  CHECK(counted["levels"][0]["fast_p_eager"]["fast_1.0"].get<double>() == Approx(0.01));
+}

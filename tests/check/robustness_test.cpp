@@ -1,0 +1,147 @@
+// The rules that make `correct` hard to earn without computing the answer, checked on the CPU:
+// the comparison with atol scaled to the output, what a failed robustness trial becomes, and the
+// degenerate-problem measurement (on small scripted models saved as archives). The GPU test
+// (tests/sandbox/adversarial_test.cpp) runs the same rules on real submissions.
+#include <cstdlib>
+
+#include <torch/script.h>
+
+#include "check/compare.h"
+#include "check/correctness.h"
+#include "check/degenerate.h"
+#include "problems/reference.h"
+
+#include "catch.h"
+
+using namespace kbench;
+using check::Verdict;
+
+TEST_CASE("atol shrinks with a small output, so zeros fail kbench's rule but pass KernelBench's", "[check]") {
+  // Softmax-like: 100000 values near 1e-5 that sum to 1.
+  const auto ref = torch::softmax(torch::rand({100000}, torch::kFloat), 0);
+  const auto zeros = torch::zeros_like(ref);
+  const auto cmp = check::compare_outputs(ref, zeros, {1e-2, 1e-2});
+  CHECK(cmp.upstream_verdict == Verdict::correct);
+  CHECK(cmp.verdict == Verdict::value_mismatch);
+  CHECK(cmp.smallest_scaled_atol == Approx(1e-2 * ref.abs().mean().item<double>()).epsilon(1e-3));
+  CHECK_THAT(cmp.message, contains_text("mean |value|"));
+  // A right answer (float rounding away) passes both.
+  const auto close = ref * (1 + 1e-5);
+  const auto ok = check::compare_outputs(ref, close, {1e-2, 1e-2});
+  CHECK(ok.verdict == Verdict::correct);
+  CHECK(ok.upstream_verdict == Verdict::correct);
+}
+
+TEST_CASE("outputs of magnitude 1 and more keep KernelBench's atol", "[check]") {
+  const auto ref = torch::rand({1000}) * 4 + 1;  // mean |value| about 3
+  const auto off = ref + 5e-3;                   // within 1e-2 + 1e-2 |ref|
+  const auto cmp = check::compare_outputs(ref, off, {1e-2, 1e-2});
+  CHECK(cmp.verdict == Verdict::correct);
+  CHECK(cmp.upstream_verdict == Verdict::correct);
+  CHECK(cmp.smallest_scaled_atol == Approx(1e-2));
+  CHECK(check::scaled_atol(1e-2, 0.5) == Approx(5e-3));
+  CHECK(check::scaled_atol(1e-2, 7.0) == Approx(1e-2));
+}
+
+TEST_CASE("an all-zero reference is matched by zeros under both rules, and NaN never passes", "[check]") {
+  const auto ref = torch::zeros({64});
+  CHECK(check::compare_outputs(ref, torch::zeros({64}), {1e-2, 1e-2}).verdict == Verdict::correct);
+  auto nan = torch::zeros({64});
+  nan[3] = std::nan("");
+  const auto cmp = check::compare_outputs(ref, nan, {1e-2, 1e-2});
+  CHECK(cmp.verdict == Verdict::value_mismatch);
+  CHECK(cmp.upstream_verdict == Verdict::value_mismatch);
+}
+
+TEST_CASE("a number is compared as a one-element tensor, under both rules", "[check]") {
+  const auto cmp = check::compare_outputs(c10::IValue(1e-4), c10::IValue(0.0), {1e-2, 1e-2});
+  CHECK(cmp.upstream_verdict == Verdict::correct);
+  CHECK(cmp.verdict == Verdict::value_mismatch);
+}
+
+TEST_CASE("a wrong answer on robustness inputs is fragile; a crash or a mutation stays what it is", "[check]") {
+  CHECK(check::robustness_verdict(Verdict::value_mismatch) == Verdict::fragile);
+  CHECK(check::robustness_verdict(Verdict::shape_mismatch) == Verdict::fragile);
+  CHECK(check::robustness_verdict(Verdict::dtype_mismatch) == Verdict::fragile);
+  CHECK(check::robustness_verdict(Verdict::runtime_error) == Verdict::runtime_error);
+  CHECK(check::robustness_verdict(Verdict::input_mutated) == Verdict::input_mutated);
+  CHECK(check::robustness_verdict(Verdict::no_custom_kernel) == Verdict::no_custom_kernel);
+  CHECK(check::verdict_from_string("fragile") == Verdict::fragile);
+  const auto a = check::draw_robust_seed(), b = check::draw_robust_seed();
+  CHECK(a >= 1000);
+  CHECK(a != b);  // a collision of two 30-bit draws: about one in a billion
+}
+
+namespace {
+
+// A problem whose model is `forward_body` over one [256, 256] U[0, 1) input, saved as the archive
+// problems::Reference loads, in a cache of its own.
+problems::Problem scripted_problem(const std::string& name, const std::string& forward_body) {
+  const auto cache = std::filesystem::temp_directory_path() / "kbench-degenerate-test";
+  ::setenv("KBENCH_CACHE", cache.c_str(), 1);
+  problems::Problem p;
+  p.level = 9;
+  p.id = 1;
+  p.name = name;
+  p.sha256 = "0123456789abcdef";
+  p.input_generator =
+      "def _redraw(x: Tensor, dist: str) -> Tensor:\n"
+      "    if dist == 'own':\n        return x\n"
+      "    return torch.randn_like(x) * 3.0\n"
+      "def make_inputs(device: Device, dist: str = 'own'):\n"
+      "    return (_redraw(torch.rand(256, 256, device=device), dist),)\n";
+  torch::jit::Module m(name);
+  m.define("def forward(self, x: Tensor) -> Tensor:\n    " + forward_body + "\n");
+  const auto archive = problems::archive_path(p, problems::libtorch_version());
+  std::filesystem::create_directories(archive.parent_path());
+  m.save(archive.string());
+  return p;
+}
+
+check::Degeneracy measured(const std::string& name, const std::string& body) {
+  problems::Reference reference(scripted_problem(name, body), torch::kCPU);
+  check::CheckOptions options;
+  options.robust_seed = 1000;
+  return check::measure_degeneracy(reference, options);
+}
+
+}  // namespace
+
+TEST_CASE("degenerate problems are found: constant outputs, outputs under atol, and real ones", "[check]") {
+  const char* saved = std::getenv("KBENCH_CACHE");
+  const std::string saved_cache = saved ? saved : "";
+
+  // mean(x) over 65536 U[0, 1) values: 0.5 give or take 0.001 on every seed.
+  const auto mean = measured("mean_of_uniform", "return x.mean()");
+  CHECK(mean.seed_invariant);
+  CHECK_FALSE(mean.constant_passes_kbench);  // the robustness inputs move it
+  CHECK(mean.kinds() == std::vector<std::string>{"constant"});
+  CHECK_THAT(mean.note(), contains_text("kbench catches"));
+
+  // Tiny values: zeros pass KernelBench's comparison (and so does any output of another seed).
+  const auto tiny = measured("tiny_values", "return x * 1e-4");
+  CHECK(tiny.zeros_pass);
+  CHECK(tiny.below_atol_share == Approx(1.0));
+  CHECK(tiny.kinds() == std::vector<std::string>{"constant", "below_tolerance"});
+  CHECK_FALSE(tiny.constant_passes_kbench);  // atol scaled to 1e-4-sized values
+
+  // An output that ignores its input: nothing can catch a constant there, and the note says so.
+  const auto fixed = measured("ignores_input", "return x.sum() * 0.0 + 3.0");
+  CHECK(fixed.seed_invariant);
+  CHECK(fixed.constant_passes_kbench);
+  CHECK_THAT(fixed.note(), contains_text("do not catch"));
+
+  // A real function of its input.
+  const auto real = measured("doubles", "return x * 2.0");
+  CHECK_FALSE(real.seed_invariant);
+  CHECK_FALSE(real.zeros_pass);
+  CHECK(real.kinds().empty());
+  CHECK(real.note().empty());
+  CHECK(real.max_change > 0.5);
+
+  const auto j = check::to_json(mean);
+  CHECK(j["kinds"] == nlohmann::json::array({"constant"}));
+  CHECK(j["seeds"] == 5);
+  if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
+  else ::unsetenv("KBENCH_CACHE");
+}
