@@ -276,10 +276,7 @@ def tolerances(entry):
 
 def make_inputs(generator, device):
     """The manifest generator's inputs under kbench's input seed, as a list (scalars included)."""
-    import torch
-    torch.manual_seed(time_reference.INPUT_SEED)
-    made = generator(device)
-    return list(made) if isinstance(made, (tuple, list)) else [made]
+    return problem_source.seeded_inputs(generator, device, time_reference.INPUT_SEED)
 
 
 def seeded_forward(model, inputs):

@@ -128,6 +128,20 @@ def input_generator_source(path, module=None):
     return REDRAW + ast.unparse(ast.fix_missing_locations(fn)) + "\n"
 
 
+def seeded_inputs(generator, device, seed):
+    """The generator's inputs for `seed`, as a list. CUDA is initialised first: until Python has
+    initialised it, torch.manual_seed only queues the CUDA generators' seeding, and a TorchScript
+    generator's torch.rand(device="cuda") does not initialise it, so a model without parameters
+    (nothing moved to the GPU before) got inputs that did not follow the seed (seen on the H100:
+    two calls with seed 1 gave different inputs)."""
+    import torch
+    if torch.device(device).type == "cuda":
+        torch.cuda.init()
+    torch.manual_seed(seed)
+    made = generator(device)
+    return list(made) if isinstance(made, (tuple, list)) else [made]
+
+
 def compile_input_generator(source):
     import torch
     return torch.jit.CompilationUnit(source).make_inputs

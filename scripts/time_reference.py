@@ -161,9 +161,7 @@ def time_one(level, pid, path, entry, args):
 
         t0 = time.perf_counter()
         generator = problem_source.compile_input_generator(entry["input_generator"])
-        torch.manual_seed(INPUT_SEED)
-        made = generator(device)
-        inputs = list(made) if isinstance(made, (tuple, list)) else [made]
+        inputs = problem_source.seeded_inputs(generator, device, INPUT_SEED)
         torch.cuda.synchronize()
         inputs_ms = (time.perf_counter() - t0) * 1e3
 
