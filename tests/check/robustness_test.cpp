@@ -59,7 +59,7 @@ TEST_CASE("a number is compared as a one-element tensor, under both rules", "[ch
   CHECK(cmp.verdict == Verdict::value_mismatch);
 }
 
-TEST_CASE("a wrong answer on robustness inputs is fragile; a crash or a mutation stays what it is", "[check]") {
+TEST_CASE("a wrong answer on robustness inputs is fragile, a crash or a mutation stays what it is", "[check]") {
   CHECK(check::robustness_verdict(Verdict::value_mismatch) == Verdict::fragile);
   CHECK(check::robustness_verdict(Verdict::shape_mismatch) == Verdict::fragile);
   CHECK(check::robustness_verdict(Verdict::dtype_mismatch) == Verdict::fragile);

@@ -63,7 +63,7 @@ TEST_CASE("flagged speedups count towards pass@1 but not fast_p, unless asked", 
   CHECK(counted.fast_eager.at(1.0) == Approx(0.2));
 }
 
-TEST_CASE("KernelBench's verdicts count fragile candidates as correct; kbench's do not", "[report]") {
+TEST_CASE("KernelBench's verdicts count fragile candidates as correct, kbench's do not", "[report]") {
   auto fragile = record(1, 100, "fragile", 2.0);
   fragile["verdicts"] = {{"kbench", {{"verdict", "fragile"}}}, {"kernelbench", {{"verdict", "correct"}}}};
   auto compat = record(1, 95, "correct", 3.0);  // run with --compat kernelbench: the verdict is KernelBench's
