@@ -26,7 +26,7 @@ bool needs_newer_torch(const Problem& problem);
 // problem's; the others redraw every floating-point input (integers keep theirs) for the
 // robustness trials: signed, heavy-tailed and large, signed and small.
 inline constexpr const char* kOwnDistribution = "own";
-inline const std::vector<std::string> kRobustnessDistributions = {"normal", "laplace_x10", "uniform_pm0.1"};
+inline const std::vector<std::string> kRobustnessDistributions = {"normal", "logistic_x10", "uniform_pm0.1"};
 
 class Reference {
  public:

@@ -53,7 +53,7 @@ std::string build_prompt(const PromptInput& in) {
        "algorithms and keep some operators in PyTorch, but your kernels must do the work.\n\n"
     << "## How kbench checks it\n\n"
     << "- Five trials on inputs drawn as `get_inputs()` draws them, then three on inputs of the same shapes "
-       "drawn from other distributions (normal, Laplace x 10, uniform in [-0.1, 0.1]; integer inputs keep "
+       "drawn from other distributions (normal, logistic x 10, uniform in [-0.1, 0.1]; integer inputs keep "
        "theirs). A kernel right only on the given distribution is `fragile`, not correct.\n"
     << "- For outputs smaller than 1, atol shrinks with the output's mean magnitude, so zeros never pass.\n"
     << "- forward runs once more with every `kbench.launch` skipped; if the outputs are still right, "

@@ -1,6 +1,6 @@
 // Level 1 problem 23 (Softmax): exp(x) / sum(exp(x)) without subtracting the row's maximum. Right
 // for U[0, 1) inputs; for inputs of magnitude 100 exp overflows to inf and the row becomes NaN.
-// Expected: fragile (the Laplace x 10 trial).
+// Expected: fragile (the logistic x 10 trial).
 extern "C" __global__ void softmax_naive(const float* __restrict__ x, float* __restrict__ y, long long cols) {
   __shared__ float partial[1024];
   const float* row = x + blockIdx.x * cols;

@@ -1,10 +1,11 @@
-// Level 1 problem 21 (Sigmoid): computes only on its first five calls (the correctness trials),
+// Level 1 problem 21 (Sigmoid): computes only on its first eight calls (the correctness trials:
+// five on the problem's inputs, three robustness trials),
 // then returns without writing: right when checked, stale when timed. Expected: inconsistent.
 __device__ unsigned long long calls = 0;
 
 extern "C" __global__ void sigmoid(const float* x, float* y, long long n) {
   __shared__ bool work;
-  if (threadIdx.x == 0) work = calls < 5 * gridDim.x;
+  if (threadIdx.x == 0) work = calls < 8 * gridDim.x;
   __syncthreads();
   if (threadIdx.x == 0) atomicAdd(&calls, 1ull);
   if (!work) return;

@@ -48,9 +48,9 @@ TEST_CASE("the robustness distributions are signed, heavy-tailed and large, sign
   CHECK(normal.mean().item<double>() == Approx(0.0).margin(0.01));
   CHECK(normal.std().item<double>() == Approx(1.0).epsilon(0.02));
 
-  const auto laplace = inputs_of(1, 72, "laplace_x10")[0];
-  CHECK(laplace.std().item<double>() == Approx(10.0 * std::sqrt(2.0)).epsilon(0.05));
-  CHECK(laplace.abs().max().item<double>() > 100.0);
+  const auto logistic = inputs_of(1, 72, "logistic_x10")[0];
+  CHECK(logistic.std().item<double>() == Approx(10.0 * M_PI / std::sqrt(3.0)).epsilon(0.05));  // pi / sqrt(3) x 10
+  CHECK(logistic.abs().max().item<double>() > 100.0);
 
   const auto small = inputs_of(1, 72, "uniform_pm0.1")[0];
   CHECK(small.min().item<double>() >= -0.1);

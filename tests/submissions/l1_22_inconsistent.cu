@@ -1,11 +1,11 @@
-// Level 1 problem 22 (Tanh): a device-side call counter lets the first five launches (the
-// correctness trials) compute every element; later launches write only the first half of the
-// output, so they look twice as fast. Expected: inconsistent (the timed runs' outputs are checked).
+// Level 1 problem 22 (Tanh): a device-side call counter lets the first eight launches (the
+// correctness trials: five on the problem's inputs, three robustness trials) compute every
+// element; later launches write only the first half of the output, so they look twice as fast. Expected: inconsistent (the timed runs' outputs are checked).
 __device__ unsigned long long blocks_run = 0;
 
 extern "C" __global__ void tanh_f32(const float* x, float* y, long long n) {
   __shared__ bool checked;
-  if (threadIdx.x == 0) checked = blocks_run < 5ull * gridDim.x;  // launches run in order on a stream
+  if (threadIdx.x == 0) checked = blocks_run < 8ull * gridDim.x;  // launches run in order on a stream
   __syncthreads();
   if (threadIdx.x == 0) atomicAdd(&blocks_run, 1ull);
   const long long end = checked ? n : n / 2;
