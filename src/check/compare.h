@@ -19,6 +19,12 @@ namespace kbench::check {
 struct Tolerance {
   double atol = 1e-2;
   double rtol = 1e-2;
+  // Robustness trials: kbench's atol is at least rtol x mean |reference|. Signed inputs make sums
+  // cancel (a cumulative sum, a row sum of a product), so an output value can be far smaller than
+  // the terms it came from, and float32 rounding, the reference's own included, is then relative
+  // to the terms: a right kernel must not fail for it. A kernel that is right only on the problem's
+  // own inputs is off by the size of the values themselves, and still fails.
+  bool robustness = false;
 };
 
 struct Comparison {
@@ -33,9 +39,10 @@ struct Comparison {
   int64_t upstream_mismatched = 0;   // ... outside KernelBench's
 };
 
-// kbench's absolute tolerance for a reference output whose mean |value| (over its finite values)
-// is `mean_abs`.
+// kbench's absolute tolerance for a reference output whose mean |value| is `mean_abs`:
+// atol x min(1, mean_abs); for robustness trials at least rtol x mean_abs.
 double scaled_atol(double atol, double mean_abs);
+double kbench_atol(const Tolerance& tol, double mean_abs);
 
 Comparison compare_outputs(const c10::IValue& reference, const c10::IValue& candidate, const Tolerance& tol);
 

@@ -229,7 +229,9 @@ struct TrialRunner {
       const auto expected = reference_for(inputs, t, robustness);
       if (expected) {
         PhaseTimer timer(result.phases.compare_ms);
-        const auto cmp = compare_outputs(*expected, out, options.tolerance);
+        auto tolerance = options.tolerance;
+        tolerance.robustness = robustness;
+        const auto cmp = compare_outputs(*expected, out, tolerance);
         t.verdict = cmp.verdict;
         t.message = cmp.message;
         t.upstream_verdict = cmp.upstream_verdict;

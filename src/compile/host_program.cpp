@@ -26,11 +26,27 @@ struct KbenchResolver : problems::ScriptResolver {
 // program that names one is rejected before it runs.
 const std::set<std::string> kForbiddenOps = {"aten::from_file", "aten::save", "aten::load"};
 
-void collect_ops(const torch::jit::Block* block, std::set<std::string>& ops) {
+// Ops that make a tensor without computing its values from others: allocation and views. Anything
+// else that returns a tensor (arithmetic, a copy such as contiguous() or reshape(), a matmul) can
+// compute an answer without the submission's kernels.
+const std::set<std::string> kLayoutOps = {
+    "aten::empty",     "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
+    "aten::view",      "aten::view_as",    "aten::unsqueeze",     "aten::squeeze",   "aten::t",
+    "aten::transpose", "aten::permute",    "aten::expand",        "aten::expand_as", "aten::select",
+    "aten::slice",     "aten::narrow",     "aten::as_strided",    "aten::detach"};
+
+bool makes_tensor(const torch::jit::Node* node) {
+  for (const auto* out : node->outputs())
+    if (out->type()->isSubtypeOf(*c10::TensorType::get())) return true;
+  return false;
+}
+
+void collect_ops(const torch::jit::Block* block, std::set<std::string>& ops, std::set<std::string>& computing) {
   for (const auto* node : block->nodes()) {
     const auto kind = node->kind();
     if (kind.is_aten() || kind.is_prim()) ops.insert(kind.toQualString());
-    for (const auto* sub : node->blocks()) collect_ops(sub, ops);
+    if (kind.is_aten() && makes_tensor(node) && !kLayoutOps.count(kind.toQualString())) computing.insert(kind.toQualString());
+    for (const auto* sub : node->blocks()) collect_ops(sub, ops, computing);
   }
 }
 
@@ -57,8 +73,13 @@ HostProgram::HostProgram(const std::string& source, size_t input_count)
                            std::to_string(input_count) + " input(s) then params: Dict[str, Tensor]");
   setup_ = unit_->find_function("setup");
 
-  std::set<std::string> ops;
-  for (auto* fn : unit_->get_functions()) collect_ops(torch::jit::toGraphFunction(*fn).graph()->block(), ops);
+  std::set<std::string> ops, computing;
+  for (auto* fn : unit_->get_functions()) {
+    std::set<std::string> computing_here;
+    collect_ops(torch::jit::toGraphFunction(*fn).graph()->block(), ops, computing_here);
+    if (fn != setup_) computing.insert(computing_here.begin(), computing_here.end());  // setup is never ablated
+  }
+  computing_ops_.assign(computing.begin(), computing.end());
   for (const auto& op : ops) {
     if (kForbiddenOps.count(op)) throw HostProgramError("host program calls " + op + ", which kbench does not allow");
     if (op.rfind("aten::", 0) == 0) torch_ops_.push_back(op);

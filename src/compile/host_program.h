@@ -28,6 +28,11 @@ class HostProgram {
   // allocate and reshape with PyTorch, and its compute ops are listed for the reader to judge.
   const std::vector<std::string>& torch_ops() const { return torch_ops_; }
 
+  // The PyTorch ops outside setup that make a tensor from values (not allocation or a view): where
+  // there are none, forward's outputs can only be written by the submission's kernels, and the
+  // ablation run (check/correctness.h) has nothing to find.
+  const std::vector<std::string>& computing_ops() const { return computing_ops_; }
+
   // setup(params) -> Dict[str, Tensor], run once and untimed; without setup, params pass through.
   c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const;
   c10::IValue forward(const std::vector<c10::IValue>& inputs, const c10::Dict<std::string, at::Tensor>& params) const;
@@ -37,6 +42,7 @@ class HostProgram {
   torch::jit::Function* forward_ = nullptr;
   torch::jit::Function* setup_ = nullptr;
   std::vector<std::string> torch_ops_;
+  std::vector<std::string> computing_ops_;
 };
 
 }  // namespace kbench::compile

@@ -275,7 +275,8 @@ std::string eval_summary(const nlohmann::json& r) {
     }
     out << "\n";
   }
-  if (r.contains("ablation")) out << "without its kernels: " << r["ablation"].value("message", "") << "\n";
+  if (r.contains("ablation"))
+    out << "without its kernels: " << r["ablation"].value("message", r["ablation"].value("skipped", "")) << "\n";
   if (r.contains("timing")) {
     const auto& t = r["timing"];
     if (t.contains("candidate"))

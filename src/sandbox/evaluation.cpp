@@ -365,7 +365,8 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     return record;
   }
   phases["host_compile"] = ms_since(t0);
-  record["host"] = {{"forward", host->forward_schema()}, {"setup", host->has_setup()}, {"torch_ops", host->torch_ops()}};
+  record["host"] = {{"forward", host->forward_schema()}, {"setup", host->has_setup()}, {"torch_ops", host->torch_ops()},
+                    {"computing_ops", host->computing_ops()}};
 
   if (req.compile_only || !gpu.present) {
     set_verdict(record, Verdict::not_checked,
@@ -455,7 +456,10 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   // 7. The kernels must do the work: the outputs must be wrong without them. Last, because a host
   // program fed poison instead of its kernels' results may fail stickily (an index from poison);
   // the verdict holds either way.
-  if (verdicts.either_correct() && !context_poisoned) {
+  if (verdicts.either_correct() && !context_poisoned && host->computing_ops().empty()) {
+    record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (allocation and views only), "
+                                      "so only its kernels can write the outputs"}};
+  } else if (verdicts.either_correct() && !context_poisoned) {
     t0 = Clock::now();
     const auto ablation = check::check_without_kernels(reference, *host, params, check_options,
                                                        context->reference_outputs, correctness.ablation_inputs);

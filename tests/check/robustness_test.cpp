@@ -43,6 +43,22 @@ TEST_CASE("outputs of magnitude 1 and more keep KernelBench's atol", "[check]") 
   CHECK(check::scaled_atol(1e-2, 7.0) == Approx(1e-2));
 }
 
+TEST_CASE("robustness trials tolerate rounding relative to the output's scale, not wrong answers", "[check]") {
+  // A cumulative sum of signed values: rounding accumulates with the terms while the sum crosses 0.
+  torch::manual_seed(3);
+  const auto x = torch::randn({32768}) * 18;
+  const auto ref = x.cumsum(0);                        // float32, one order of additions
+  const auto exact = x.to(at::kDouble).cumsum(0).to(at::kFloat);  // what a more careful kernel gives
+  check::Tolerance robust{1e-2, 1e-2, true};
+  CHECK(check::compare_outputs(ref, exact, robust).verdict == Verdict::correct);
+  CHECK(check::kbench_atol(robust, 2000.0) == Approx(20.0));  // 1% of the output's mean magnitude
+  CHECK(check::kbench_atol({1e-2, 1e-2, false}, 2000.0) == Approx(1e-2));
+  // A kernel right only on non-negative inputs is off by the size of the values: still caught.
+  const auto relu_only = torch::relu(x).cumsum(0);
+  CHECK(check::compare_outputs(ref, relu_only, robust).verdict == Verdict::value_mismatch);
+  CHECK(check::compare_outputs(ref, torch::zeros_like(ref), robust).verdict == Verdict::value_mismatch);
+}
+
 TEST_CASE("an all-zero reference is matched by zeros under both rules, and NaN never passes", "[check]") {
   const auto ref = torch::zeros({64});
   CHECK(check::compare_outputs(ref, torch::zeros({64}), {1e-2, 1e-2}).verdict == Verdict::correct);

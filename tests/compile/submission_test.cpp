@@ -1,6 +1,7 @@
-#include "catch.h"
-
+#include "compile/host_program.h"
 #include "compile/submission.h"
+
+#include "catch.h"  // last: libtorch brings glog, whose CHECK would replace Catch's
 
 using kbench::compile::split_submission;
 using kbench::compile::SubmissionError;
@@ -34,4 +35,25 @@ TEST_CASE("malformed host blocks are rejected with a clear message", "[compile]"
                     contains_text("unterminated"));
   CHECK_THROWS_WITH(split_submission("/* kbench:host\na\n*/\n/* kbench:host\nb\n*/\n"),
                     contains_text("more than one"));
+}
+
+TEST_CASE("a host program's value-computing PyTorch ops are told from allocation, views and int arithmetic", "[compile]") {
+  const kbench::compile::HostProgram kernels_only(
+      "def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
+      "    y = torch.empty_like(x)\n"
+      "    n = x.numel()\n"
+      "    blocks = (n + 255) // 256\n"
+      "    kbench.launch('k', [blocks], [256], (x.view(-1), y, n))\n"
+      "    return y.view(x.shape)\n", 1);
+  CHECK(kernels_only.computing_ops().empty());
+  const kbench::compile::HostProgram with_torch(
+      "def setup(params: Dict[str, Tensor]) -> Dict[str, Tensor]:\n"
+      "    params['w'] = params['w'].t().contiguous()\n"
+      "    return params\n"
+      "def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
+      "    y = torch.relu(x)\n"
+      "    kbench.launch('k', [1], [32], (y, y.numel()))\n"
+      "    return y\n", 1);
+  // setup's contiguous() is not listed: setup is never ablated.
+  CHECK(with_torch.computing_ops() == std::vector<std::string>{"aten::relu"});
 }

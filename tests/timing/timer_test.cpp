@@ -2,13 +2,13 @@
 #include "fixtures.h"
 #include "timing/timer.h"
 
-#include "catch.h"
-
 #ifdef KBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/torch.h>
 #endif
+
+#include "catch.h"  // last: libtorch can bring glog, whose CHECK would replace Catch's
 
 using namespace kbench;
 
