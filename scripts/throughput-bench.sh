@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
 OUT_DIR=${2:-${OUT:-/tmp}}
 RUN=$(mktemp -d)/run
-mkdir -p "$RUN"
+mkdir -p "$RUN" "$OUT_DIR"
 sources=()
 for f in level1/*.cu level2/*.cu level3/*.cu; do sources+=("$f"); done
 for f in tests/submissions/l1_19_*.cu; do [[ $f == *endless_loop* ]] || sources+=("$f"); done

@@ -168,7 +168,7 @@ class TerminalPrinter : public Printer {
 class MarkdownPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
-    return markdown_table(eager_table(run.levels)) + "\n" + heading(run) + "\n" + kCompiledHeading + "\n" +
+    return heading(run) + "\n" + markdown_table(eager_table(run.levels)) + "\n" + kCompiledHeading + "\n" +
            markdown_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading + "\n" +
            markdown_table(kernelbench_table(run.kernelbench_levels)) + "\n" + verdict_lines(run, "- ") + "\n" +
            flagged_lines(run, "- ");
