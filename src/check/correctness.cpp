@@ -112,22 +112,6 @@ Verdict robustness_verdict(Verdict trial_verdict) {
 
 namespace {
 
-bool all_finite(const c10::IValue& value) {
-  std::vector<at::Tensor> tensors;
-  collect_tensors(value, tensors);
-  for (const auto& t : tensors)
-    if (t.is_floating_point() && !t.isfinite().all().item<bool>()) return false;
-  return true;
-}
-
-int64_t bytes_of(const c10::IValue& value) {
-  std::vector<at::Tensor> tensors;
-  collect_tensors(value, tensors);
-  int64_t bytes = 0;
-  for (const auto& t : tensors) bytes += static_cast<int64_t>(t.numel() * t.element_size());
-  return bytes;
-}
-
 // What every trial shares: the candidate, its parameters (and their fingerprints), the options,
 // the reference outputs, and where the results go.
 struct TrialRunner {

@@ -13,14 +13,6 @@ c10::IValue reference_forward(problems::Reference& reference, const TrialInputs&
   return reference.forward(reference.make_inputs(inputs.seed, inputs.distribution), inputs.seed);
 }
 
-bool all_finite(const c10::IValue& value) {
-  std::vector<at::Tensor> tensors;
-  collect_tensors(value, tensors);
-  for (const auto& t : tensors)
-    if (t.is_floating_point() && !t.isfinite().all().item<bool>()) return false;
-  return true;
-}
-
 double share_below(const c10::IValue& value, double atol) {
   std::vector<at::Tensor> tensors;
   collect_tensors(value, tensors);

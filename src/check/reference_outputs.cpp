@@ -27,6 +27,22 @@ void collect_tensors(const c10::IValue& value, std::vector<at::Tensor>& out) {
     for (const auto& e : value.toList().vec()) collect_tensors(e, out);
 }
 
+bool all_finite(const c10::IValue& value) {
+  std::vector<at::Tensor> tensors;
+  collect_tensors(value, tensors);
+  for (const auto& t : tensors)
+    if (t.is_floating_point() && !t.isfinite().all().item<bool>()) return false;
+  return true;
+}
+
+int64_t bytes_of(const c10::IValue& value) {
+  std::vector<at::Tensor> tensors;
+  collect_tensors(value, tensors);
+  int64_t bytes = 0;
+  for (const auto& t : tensors) bytes += static_cast<int64_t>(t.numel() * t.element_size());
+  return bytes;
+}
+
 ReferenceOutputCache::ReferenceOutputCache(int64_t max_bytes, double copy_bytes_per_ms)
     : max_bytes_(max_bytes), copy_bytes_per_ms_(copy_bytes_per_ms) {}
 
@@ -46,8 +62,7 @@ c10::IValue ReferenceOutputCache::get(uint64_t input_seed, const std::string& di
   std::vector<at::Tensor> tensors;
   collect_tensors(output, tensors);
   if (tensors.empty()) return output;
-  int64_t bytes = 0;
-  for (const auto& t : tensors) bytes += static_cast<int64_t>(t.numel() * t.element_size());
+  const int64_t bytes = bytes_of(output);
   // Kept only if bringing it back (at the assumed rate, twice over for safety) beats computing it.
   const bool pays = compute_ms > 2 * static_cast<double>(bytes) / copy_bytes_per_ms_;
   if (pays && kept_bytes_ + bytes <= max_bytes_) {

@@ -22,6 +22,10 @@ c10::IValue map_tensors(const c10::IValue& value, const std::function<at::Tensor
 // Every tensor of a (nested tuple/list) value, in order.
 void collect_tensors(const c10::IValue& value, std::vector<at::Tensor>& out);
 
+// Whether every floating-point tensor of a value is finite; the bytes of all its tensors.
+bool all_finite(const c10::IValue& value);
+int64_t bytes_of(const c10::IValue& value);
+
 class ReferenceOutputCache {
  public:
   // `max_bytes`: host memory the kept outputs may hold (it counts against the worker's host memory

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <chrono>
+#include <functional>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -65,6 +66,30 @@ nlohmann::json problem_json(const problems::Problem& p) {
   if (!p.degeneracy_note.empty()) j["degeneracy"] = p.degeneracy_note;
   if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
   return j;
+}
+
+// Runs `measure` on every problem of the selection (level and id 0: all), each on its own: one that
+// throws gets a row with its error and a FAILED line, and the sweep goes on. `measure` fills the
+// problem's row and prints its line. Returns the rows; `failed` counts the errors.
+nlohmann::json sweep_problems(const problems::Catalog& catalog, int level, int id, bool json, int& failed,
+                              const std::function<void(const problems::Problem&, nlohmann::json& row)>& measure) {
+  nlohmann::json rows = nlohmann::json::array();
+  failed = 0;
+  for (const auto& p : catalog.all()) {
+    if ((level && p.level != level) || (id && p.id != id)) continue;
+    nlohmann::json row = {{"level", p.level}, {"id", p.id}, {"name", p.name}};
+    try {
+      measure(p, row);
+    } catch (const std::exception& e) {
+      ++failed;
+      const std::string what = e.what();
+      row["error"] = what.substr(0, what.find('\n'));
+      if (!json) std::printf("L%d %3d %-56s FAILED: %s\n", p.level, p.id, p.name.c_str(), row["error"].get<std::string>().c_str());
+    }
+    std::fflush(stdout);
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 // Options that decide what counts as correct, shared by eval and batch.
@@ -265,44 +290,32 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto gpu = launch::query_device(*device);
     if (!gpu.present) throw std::runtime_error("kbench baseline needs a GPU: " + gpu.why_absent);
     const auto catalog = problems::Catalog::load(problems::project_root(g.root));
-    nlohmann::json rows = nlohmann::json::array();
     int failed = 0;
     const auto sweep_start = std::chrono::steady_clock::now();
-    for (const auto& p : catalog.all()) {
-      if ((*level && p.level != *level) || (*id && p.id != *id)) continue;
-      nlohmann::json row = {{"level", p.level}, {"id", p.id}, {"name", p.name}};
-      try {
-        const auto t = timing::time_reference(p, *device, *options, *compiled ? report::gpu_slug(gpu.name) : "");
-        row["load_ms"] = t.load_ms;
-        row["inputs_ms"] = t.inputs_ms;
-        row["eager"] = timing::to_json(t.forward);
-        if (!*no_record) report::record_baseline(gpu.name, "eager", p.level, p.name, timing::baseline_entry(t.forward, gpu.name, *device));
-        std::string compiled_text;
-        if (t.compiled) {
-          row["compiled"] = timing::to_json(*t.compiled);
-          if (!*no_record)
-            report::record_baseline(gpu.name, "compiled", p.level, p.name,
-                                    timing::baseline_entry(*t.compiled, gpu.name, *device,
-                                                           "AOTInductor package, timed from C++ (kbench baseline --compiled)"));
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "  compiled %10.4f ms", t.compiled->stats.mean);
-          compiled_text = buf;
-        } else if (*compiled) {
-          row["compiled_unavailable"] = t.compiled_unavailable;
-          compiled_text = "  compiled: none";
-        }
-        if (!g.json)
-          std::printf("L%d %3d %-56s load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)%s\n", p.level, p.id, p.name.c_str(),
-                      t.load_ms, t.inputs_ms, t.forward.stats.mean, t.forward.stats.cv, compiled_text.c_str());
-      } catch (const std::exception& e) {
-        ++failed;
-        const std::string what = e.what();
-        row["error"] = what.substr(0, what.find('\n'));
-        if (!g.json) std::printf("L%d %3d %-56s FAILED: %s\n", p.level, p.id, p.name.c_str(), row["error"].get<std::string>().c_str());
+    const auto rows = sweep_problems(catalog, *level, *id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
+      const auto t = timing::time_reference(p, *device, *options, *compiled ? report::gpu_slug(gpu.name) : "");
+      row["load_ms"] = t.load_ms;
+      row["inputs_ms"] = t.inputs_ms;
+      row["eager"] = timing::to_json(t.forward);
+      if (!*no_record) report::record_baseline(gpu.name, "eager", p.level, p.name, timing::baseline_entry(t.forward, gpu.name, *device));
+      std::string compiled_text;
+      if (t.compiled) {
+        row["compiled"] = timing::to_json(*t.compiled);
+        if (!*no_record)
+          report::record_baseline(gpu.name, "compiled", p.level, p.name,
+                                  timing::baseline_entry(*t.compiled, gpu.name, *device,
+                                                         "AOTInductor package, timed from C++ (kbench baseline --compiled)"));
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "  compiled %10.4f ms", t.compiled->stats.mean);
+        compiled_text = buf;
+      } else if (*compiled) {
+        row["compiled_unavailable"] = t.compiled_unavailable;
+        compiled_text = "  compiled: none";
       }
-      std::fflush(stdout);
-      rows.push_back(row);
-    }
+      if (!g.json)
+        std::printf("L%d %3d %-56s load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)%s\n", p.level, p.id, p.name.c_str(),
+                    t.load_ms, t.inputs_ms, t.forward.stats.mean, t.forward.stats.cv, compiled_text.c_str());
+    });
     const double sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"sweep_s", sweep_s}, {"problems", rows}}.dump(2) << "\n";
     else std::printf("%zu problems in %.1f s, %d failed%s\n", rows.size(), sweep_s, failed,
@@ -334,34 +347,22 @@ void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
     check::CheckOptions options;
     options.robust_seed = 1000;  // fixed: the file must not change from run to run but by the problems
     int failed = 0, degenerate = 0;
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& p : catalog.all()) {
-      if ((*level && p.level != *level) || (*id && p.id != *id)) continue;
-      nlohmann::json row = {{"problem", p.key()}};
-      try {
-        problems::Reference reference(p, torch::Device(torch::kCUDA, *device));
-        options.tolerance = {p.atol, p.rtol};
-        const auto entry = check::to_json(check::measure_degeneracy(reference, options));
-        row["degeneracy"] = entry;
-        degenerate += !entry["kinds"].empty();
-        if (*write) {
-          doc["problems"][p.key()] = entry;
-          const auto tmp = file.string() + ".tmp";
-          std::ofstream(tmp) << doc.dump(1) << "\n";
-          std::filesystem::rename(tmp, file);
-        }
-        if (!g.json)
-          std::printf("L%d %3d %-56s %-40s %s\n", p.level, p.id, p.name.c_str(), entry["kinds"].dump().c_str(),
-                      entry["note"].get<std::string>().c_str());
-      } catch (const std::exception& e) {
-        ++failed;
-        const std::string what = e.what();
-        row["error"] = what.substr(0, what.find('\n'));
-        if (!g.json) std::printf("L%d %3d %-56s FAILED: %s\n", p.level, p.id, p.name.c_str(), row["error"].get<std::string>().c_str());
+    const auto rows = sweep_problems(catalog, *level, *id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
+      problems::Reference reference(p, torch::Device(torch::kCUDA, *device));
+      options.tolerance = {p.atol, p.rtol};
+      const auto entry = check::to_json(check::measure_degeneracy(reference, options));
+      row["degeneracy"] = entry;
+      degenerate += !entry["kinds"].empty();
+      if (*write) {
+        doc["problems"][p.key()] = entry;
+        const auto tmp = file.string() + ".tmp";
+        std::ofstream(tmp) << doc.dump(1) << "\n";
+        std::filesystem::rename(tmp, file);
       }
-      std::fflush(stdout);
-      rows.push_back(row);
-    }
+      if (!g.json)
+        std::printf("L%d %3d %-56s %-40s %s\n", p.level, p.id, p.name.c_str(), entry["kinds"].dump().c_str(),
+                    entry["note"].get<std::string>().c_str());
+    });
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"problems", rows}}.dump(2) << "\n";
     else std::printf("%zu problems, %d degenerate, %d failed%s\n", rows.size(), degenerate, failed,
                      *write ? (", recorded in " + file.string()).c_str() : "");
