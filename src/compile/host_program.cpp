@@ -45,7 +45,9 @@ void collect_ops(const torch::jit::Block* block, std::set<std::string>& ops, std
   for (const auto* node : block->nodes()) {
     const auto kind = node->kind();
     if (kind.is_aten() || kind.is_prim()) ops.insert(kind.toQualString());
-    if (kind.is_aten() && makes_tensor(node) && !kLayoutOps.count(kind.toQualString())) computing.insert(kind.toQualString());
+    // prim::NumToTensor makes a tensor from a number: it computes too.
+    const bool computes = (kind.is_aten() && !kLayoutOps.count(kind.toQualString())) || kind == c10::prim::NumToTensor;
+    if (computes && makes_tensor(node)) computing.insert(kind.toQualString());
     for (const auto* sub : node->blocks()) collect_ops(sub, ops, computing);
   }
 }
