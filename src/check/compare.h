@@ -23,7 +23,8 @@ struct Tolerance {
   // cancel (a cumulative sum, a row sum of a product), so an output value can be far smaller than
   // the terms it came from, and float32 rounding, the reference's own included, is then relative
   // to the terms: a right kernel must not fail for it. A kernel that is right only on the problem's
-  // own inputs is off by the size of the values themselves, and still fails.
+  // own inputs is off by the size of the values themselves, and still fails. KernelBench has no
+  // such trials: its rule is not evaluated, and the upstream fields stay `correct`.
   bool robustness = false;
 };
 

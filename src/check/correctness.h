@@ -24,7 +24,7 @@ struct CheckOptions {
   uint64_t base_seed = 42;  // trial i uses base_seed + i
   // One trial per distribution of problems::kRobustnessDistributions (cycling when more). Three:
   // one signed, one heavy-tailed and large, one small; each catches a different kind of kernel
-  // that is right only on [0, 1) inputs, and three cost about a fifth of a checked evaluation.
+  // that is right only on [0, 1) inputs.
   int robust_trials = 3;
   // Seed of the first robustness trial (then +1, +2, ...). Drawn afresh for each evaluation (a batch
   // draws one for all its samples, so reference outputs stay reusable): a submission cannot

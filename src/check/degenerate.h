@@ -1,11 +1,11 @@
 // Degenerate problems, measured: where a comparison at KernelBench's tolerance cannot tell a right
 // answer from a wrong one. Two kinds. "constant": the reference's output barely changes across seeds
 // of the problem's own input distribution (within the tolerance), so one fixed answer passes every
-// trial (hinge loss of [0, 1) predictions is 1.0 whatever the seed). "below_tolerance": the outputs
-// are smaller than atol, so zeros pass (softmax over 393216 columns). `kbench degenerate` measures
-// every problem on the GPU into problems/degenerate.json; list, show and prompt say what it found,
-// and whether kbench's own rules (robustness trials, atol scaled to the output) still let a
-// constant through.
+// trial (L1#49: the maximum of thousands of values in [0, 1) is 1 give or take a few thousandths).
+// "below_tolerance": the outputs are smaller than atol, so zeros pass (softmax over 393216 columns).
+// `kbench degenerate` measures every problem on the GPU into problems/degenerate.json; list, show
+// and prompt say what it found, and whether kbench's own rules (robustness trials, atol scaled to
+// the output) still let a constant through.
 #pragma once
 
 #include <string>

@@ -456,17 +456,19 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   // 7. The kernels must do the work: the outputs must be wrong without them. Last, because a host
   // program fed poison instead of its kernels' results may fail stickily (an index from poison);
   // the verdict holds either way.
-  if (verdicts.either_correct() && !context_poisoned && host->computing_ops().empty()) {
-    record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (allocation and views only), "
-                                      "so only its kernels can write the outputs"}};
-  } else if (verdicts.either_correct() && !context_poisoned) {
-    t0 = Clock::now();
-    const auto ablation = check::check_without_kernels(reference, *host, params, check_options,
-                                                       context->reference_outputs, correctness.ablation_inputs);
-    phases["ablation"] = ms_since(t0);
-    record["ablation"] = check::to_json(ablation);
-    if (ablation.outputs_right) verdicts.fail(Verdict::no_custom_kernel, ablation.message);
-    context_poisoned = ablation.context_poisoned;
+  if (verdicts.either_correct() && !context_poisoned) {
+    if (host->computing_ops().empty()) {
+      record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (allocation and views only), "
+                                        "so only its kernels can write the outputs"}};
+    } else {
+      t0 = Clock::now();
+      const auto ablation = check::check_without_kernels(reference, *host, params, check_options,
+                                                         context->reference_outputs, correctness.ablation_inputs);
+      phases["ablation"] = ms_since(t0);
+      record["ablation"] = check::to_json(ablation);
+      if (ablation.outputs_right) verdicts.fail(Verdict::no_custom_kernel, ablation.message);
+      context_poisoned = ablation.context_poisoned;
+    }
   }
   verdicts.write(record, req.compat_kernelbench);
   if (req.compat_kernelbench) record["compat"] = "kernelbench";
