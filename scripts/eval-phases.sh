@@ -64,11 +64,13 @@ print("non-GPU: wall minus correctness and timing. GPU preparation, beside NVRTC
 print(f"{'submission':40s} {'cache':5s} {'lines':>5s} {'context':>7s} {'ref read':>8s} {'read wait':>9s} {'to GPU':>7s} {'hold':>6s} "
       f"{'inputs':>7s} {'cand.':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s}")
 for f, cache, lines, p in rows:
-    gpu, split = p.get("gpu_prepare", {}), p.get("correctness_split", {})
+    gpu = p.get("gpu_prepare", {})
+    split = {k: sum(part.get(k, 0) for part in p.get("correctness_split", {}).values())
+             for k in ("inputs", "candidate", "checks", "reference", "compare")}
     print(f"{f:40s} {cache:5s} {lines:5d} {gpu.get('cuda_context', 0):7.1f} {gpu.get('reference_read', 0):8.1f} "
           f"{gpu.get('reference_read_wait', 0):9.1f} {gpu.get('reference_to_gpu', 0):7.1f} {gpu.get('memory_hold', 0):6.1f} "
           f"{split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} {split.get('checks', 0):7.1f} "
           f"{split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f}")
-print("(correctness columns are sums over the 5 trials; 'cand.' includes poisoning free memory and the out-of-bounds check;")
+print("(correctness columns are sums over all trials; 'cand.' includes poisoning free memory and the out-of-bounds check;")
 print(" 'ref read' is the archive read on the CPU from the request's start, beside the device query and CUDA's start-up)")
 PY

@@ -6,6 +6,7 @@
 
 #include "check/memory_guard.h"
 #include "check/reference_outputs.h"
+#include "check/torch_op_observer.h"
 #include "launch/launch_op.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -123,18 +124,26 @@ struct TrialRunner {
   ReferenceOutputCache& reference_outputs;
   CorrectnessResult& result;
 
-  // The candidate's forward on poisoned free memory, with the device synchronised and stray
-  // writes checked. Returns its output; on failure sets t's verdict and the result's details.
-  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t) {
-    PhaseTimer timer(result.phases.candidate_ms);
-    FreeMemoryGuard guard(options.keep_free_bytes);
+  // The candidate's forward, the device synchronised. Trials on the problem's own inputs run it on
+  // poisoned free memory and check for stray writes; robustness trials keep the results of the
+  // PyTorch ops it calls in `observed`. Returns its output; on failure sets t's verdict and the
+  // result's details.
+  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t, TrialPhases& phases,
+                            std::vector<ObservedResult>* observed) {
+    PhaseTimer timer(phases.candidate_ms);
+    std::optional<FreeMemoryGuard> guard;
+    std::optional<TorchOpObserver> observer;
+    if (observed)
+      observer.emplace(result.output_numels, options.observer_device_bytes);
+    else
+      guard.emplace(options.keep_free_bytes);
     launch::reset_launch_count();
     c10::IValue out;
     try {
       torch::manual_seed(t.inputs.seed);
       out = host.forward(inputs, params);
       synchronize_device();
-      const auto stray = guard.stray_writes();
+      const auto stray = guard ? guard->stray_writes() : "";
       if (!stray.empty()) {
         t.verdict = Verdict::runtime_error;
         t.message = stray;
@@ -147,13 +156,14 @@ struct TrialRunner {
       result.context_poisoned = is_sticky_cuda_error(what);
     }
     t.launches = launch::launch_count();
+    if (observer) *observed = observer->results();
     return out;
   }
 
   // Integrity: kernels launched, inputs and parameters untouched, outputs written by the kernels.
   void check_integrity(const c10::IValue& out, const std::vector<c10::IValue>& inputs, const Fingerprints& inputs_before,
-                       TrialResult& t) {
-    PhaseTimer timer(result.phases.checks_ms);
+                       TrialResult& t, TrialPhases& phases) {
+    PhaseTimer timer(phases.checks_ms);
     if (t.verdict == Verdict::correct && t.launches == 0) {
       t.verdict = Verdict::no_custom_kernel;
       t.message = "forward returned without launching a kernel of the submission";
@@ -177,8 +187,9 @@ struct TrialRunner {
 
   // The reference's output for the trial, or nullopt (t.skipped says why) when a robustness trial
   // cannot count: the reference fails or is not finite on those inputs.
-  std::optional<c10::IValue> reference_for(const std::vector<c10::IValue>& inputs, TrialResult& t, bool robustness) {
-    PhaseTimer timer(result.phases.reference_ms);
+  std::optional<c10::IValue> reference_for(const std::vector<c10::IValue>& inputs, TrialResult& t, bool robustness,
+                                           TrialPhases& phases) {
+    PhaseTimer timer(phases.reference_ms);
     try {
       auto out = reference_output(reference, inputs, t.inputs, t.inputs.seed, reference_outputs);
       if (robustness && !all_finite(out)) {
@@ -186,6 +197,10 @@ struct TrialRunner {
         return std::nullopt;
       }
       result.output_bytes = bytes_of(out);
+      std::vector<at::Tensor> tensors;
+      collect_tensors(out, tensors);
+      result.output_numels.clear();
+      for (const auto& tensor : tensors) result.output_numels.push_back(tensor.numel());
       return out;
     } catch (const std::exception& e) {
       const std::string what = e.what();
@@ -197,32 +212,40 @@ struct TrialRunner {
   }
 
   TrialResult run(int index, const TrialInputs& made_from, bool robustness) {
+    auto& phases = robustness ? result.phases.robustness : result.phases.own;
     TrialResult t;
     t.trial = index;
     t.inputs = made_from;
     std::vector<c10::IValue> inputs;
     Fingerprints before;
     {
-      PhaseTimer timer(result.phases.inputs_ms);
+      PhaseTimer timer(phases.inputs_ms);
       inputs = reference.make_inputs(made_from.seed, made_from.distribution);
       before = fingerprints(inputs);
     }
-    const auto out = run_candidate(inputs, t);
-    check_integrity(out, inputs, before, t);
+    std::vector<ObservedResult> observed;
+    const auto out = run_candidate(inputs, t, phases, robustness ? &observed : nullptr);
+    check_integrity(out, inputs, before, t, phases);
     if (t.verdict == Verdict::correct) {
-      const auto expected = reference_for(inputs, t, robustness);
+      const auto expected = reference_for(inputs, t, robustness, phases);
       if (expected) {
-        PhaseTimer timer(result.phases.compare_ms);
         auto tolerance = options.tolerance;
         tolerance.robustness = robustness;
-        const auto cmp = compare_outputs(*expected, out, tolerance);
-        t.verdict = cmp.verdict;
-        t.message = cmp.message;
-        t.upstream_verdict = cmp.upstream_verdict;
-        t.max_abs_error = cmp.max_abs_error;
-        t.max_rel_error = cmp.max_rel_error;
-        t.upstream_message = cmp.upstream_message;
-        t.scaled_atol = cmp.smallest_scaled_atol;
+        {
+          PhaseTimer timer(phases.compare_ms);
+          const auto cmp = compare_outputs(*expected, out, tolerance);
+          t.verdict = cmp.verdict;
+          t.message = cmp.message;
+          t.upstream_verdict = cmp.upstream_verdict;
+          t.max_abs_error = cmp.max_abs_error;
+          t.max_rel_error = cmp.max_rel_error;
+          t.upstream_message = cmp.upstream_message;
+          t.scaled_atol = cmp.smallest_scaled_atol;
+        }
+        if (t.verdict == Verdict::correct && !observed.empty()) {
+          PhaseTimer timer(phases.checks_ms);
+          t.pytorch_answer = pytorch_computed_answer(observed, *expected, t.launches, tolerance);
+        }
       }
     } else {
       t.upstream_verdict = t.verdict;
@@ -268,7 +291,6 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
   if (result.verdict != Verdict::correct) return result;
 
   // Robustness: the same check on inputs the candidate could not have been tuned to.
-  PhaseTimer timer(result.phases.robustness_ms);
   int counted = 0;
   for (int j = 0; j < options.robust_trials; ++j) {
     const auto& dist = problems::kRobustnessDistributions[j % problems::kRobustnessDistributions.size()];
@@ -278,6 +300,11 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
       continue;
     }
     if (counted++ == 0) result.ablation_inputs = t.inputs;
+    if (!t.pytorch_answer.empty()) {  // an integrity failure: it holds under KernelBench's rule too
+      result.verdict = result.upstream_verdict = Verdict::no_custom_kernel;
+      result.message = result.upstream_message = trial_label(t) + ": " + t.pytorch_answer;
+      return result;
+    }
     if (t.verdict != Verdict::correct) {
       result.verdict = robustness_verdict(t.verdict);
       result.message = result.verdict == Verdict::fragile
@@ -327,10 +354,12 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   return a;
 }
 
-nlohmann::json to_json(const CorrectnessPhases& p) {
+nlohmann::json to_json(const TrialPhases& p) {
   return {{"inputs", p.inputs_ms}, {"candidate", p.candidate_ms}, {"checks", p.checks_ms},
-          {"reference", p.reference_ms}, {"compare", p.compare_ms}, {"robustness", p.robustness_ms}};
+          {"reference", p.reference_ms}, {"compare", p.compare_ms}};
 }
+
+nlohmann::json to_json(const CorrectnessPhases& p) { return {{"own", to_json(p.own)}, {"robustness", to_json(p.robustness)}}; }
 
 c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
                              const TrialInputs& made_from, uint64_t forward_seed, ReferenceOutputCache& outputs) {
@@ -349,6 +378,7 @@ nlohmann::json to_json(const TrialResult& t) {
     j["verdict_kernelbench"] = to_string(t.upstream_verdict);
   if (t.scaled_atol >= 0) j["scaled_atol"] = t.scaled_atol;
   if (!t.skipped.empty()) j["skipped"] = t.skipped;
+  if (!t.pytorch_answer.empty()) j["pytorch_answer"] = t.pytorch_answer;
   return j;
 }
 

@@ -32,6 +32,9 @@ struct CheckOptions {
   uint64_t robust_seed = 0;
   Tolerance tolerance;
   int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
+  // Copies of the host program's PyTorch results kept on the GPU in a robustness trial; more go to
+  // host memory.
+  int64_t observer_device_bytes = int64_t{4} << 30;
 };
 
 // A fresh seed for the robustness trials (never 0, which means "draw one").
@@ -55,17 +58,23 @@ struct TrialResult {
   double max_rel_error = 0;
   double scaled_atol = -1;  // kbench's smallest atol over the output tensors
   int64_t launches = 0;
+  std::string pytorch_answer;  // non-empty: a PyTorch op of the host program computed the answer (robustness trials)
 };
 
-// Where the trials spent their time, summed over trials (ms). `candidate` includes poisoning free
-// memory and the out-of-bounds check; `checks` the input, parameter and output-ownership checks.
-struct CorrectnessPhases {
+// Where trials spent their time, summed over trials (ms). `candidate` includes poisoning free
+// memory and the out-of-bounds check (trials on the problem's own inputs only) and keeping PyTorch
+// ops' results (robustness trials only); `checks` the input, parameter and output-ownership checks,
+// and the comparison of kept PyTorch results with the reference's outputs.
+struct TrialPhases {
   double inputs_ms = 0;
   double candidate_ms = 0;
   double checks_ms = 0;
   double reference_ms = 0;
   double compare_ms = 0;
-  double robustness_ms = 0;  // all of the robustness trials (their parts are in the sums above too)
+};
+struct CorrectnessPhases {
+  TrialPhases own;         // the trials on the problem's own inputs
+  TrialPhases robustness;  // the robustness trials
 };
 
 struct CorrectnessResult {
@@ -77,6 +86,7 @@ struct CorrectnessResult {
   std::vector<TrialResult> trials;
   bool context_poisoned = false;  // a sticky CUDA error: this process must not run another candidate
   int64_t output_bytes = 0;       // bytes of one reference output
+  std::vector<int64_t> output_numels;  // elements of each tensor of the reference's output
   // Inputs on which the submission's kernels must be needed (see check_without_kernels): those of
   // the first robustness trial that counted, else the first trial's.
   TrialInputs ablation_inputs;
@@ -91,11 +101,15 @@ std::string first_line_of_interest(const std::string& what);
 // `fragile`; a crash, a mutation or a missing kernel stays what it is.
 Verdict robustness_verdict(Verdict trial_verdict);
 
-// Trial order: inputs → candidate (free memory poisoned, out-of-bounds writes checked; see
-// check/memory_guard.h) → input and parameter check → reference → compare. The reference runs (or a
-// kept output of it comes back from host memory) after the candidate, so no reference output of this
-// trial exists on the GPU while the candidate runs. The trials on the problem's own inputs run until
-// KernelBench's rule fails; the robustness trials run only while kbench's rule holds.
+// Trial order: inputs → candidate → input and parameter check → reference → compare. The reference
+// runs (or a kept output of it comes back from host memory) after the candidate, so no reference
+// output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
+// inputs run until KernelBench's rule fails, with free memory poisoned and out-of-bounds writes
+// checked (check/memory_guard.h). The robustness trials run only while kbench's rule holds, without
+// the poison: memory left over holds values computed from other inputs, which cannot pass for this
+// trial's answer, and the kernels' writes were checked on the same shapes already. Instead they
+// watch the PyTorch ops the host program calls (check/torch_op_observer.h): if one of them computed
+// the answer, the verdict is no_custom_kernel under both rules.
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs);
@@ -121,6 +135,7 @@ c10::IValue reference_output(problems::Reference& reference, const std::vector<c
                              const TrialInputs& made_from, uint64_t forward_seed, ReferenceOutputCache& outputs);
 
 nlohmann::json to_json(const TrialResult& t);
+nlohmann::json to_json(const TrialPhases& p);
 nlohmann::json to_json(const CorrectnessPhases& p);
 nlohmann::json to_json(const AblationResult& a);
 

@@ -26,14 +26,24 @@ struct KbenchResolver : problems::ScriptResolver {
 // program that names one is rejected before it runs.
 const std::set<std::string> kForbiddenOps = {"aten::from_file", "aten::save", "aten::load"};
 
-// Ops that make a tensor without computing its values from others: allocation and views. Anything
-// else that returns a tensor (arithmetic, a copy such as contiguous() or reshape(), a matmul) can
-// compute an answer without the submission's kernels.
-const std::set<std::string> kLayoutOps = {
-    "aten::empty",     "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
-    "aten::view",      "aten::view_as",    "aten::unsqueeze",     "aten::squeeze",   "aten::t",
-    "aten::transpose", "aten::permute",    "aten::expand",        "aten::expand_as", "aten::select",
-    "aten::slice",     "aten::narrow",     "aten::as_strided",    "aten::detach"};
+// PyTorch ops that make a tensor without computing values: allocation, views, copies and dtype
+// conversions (one tensor's values moved), fills (constants) and random draws. Internal ops that
+// these call (aten::_to_copy under aten::to) are listed too: the observer of check/ sees them.
+const std::set<std::string> kNonComputingOps = {
+    // allocation
+    "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided",
+    // views
+    "aten::view", "aten::view_as", "aten::unsqueeze", "aten::squeeze", "aten::t", "aten::transpose",
+    "aten::permute", "aten::expand", "aten::expand_as", "aten::select", "aten::slice", "aten::narrow",
+    "aten::as_strided", "aten::detach", "aten::alias", "aten::movedim", "aten::unflatten", "aten::_reshape_alias",
+    "aten::_unsafe_view", "aten::lift_fresh", "aten::resolve_conj", "aten::resolve_neg",
+    // copies and conversions
+    "aten::contiguous", "aten::clone", "aten::copy_", "aten::reshape", "aten::flatten", "aten::to",
+    "aten::_to_copy", "aten::type_as",
+    // fills and random draws
+    "aten::zeros", "aten::ones", "aten::full", "aten::zeros_like", "aten::ones_like", "aten::full_like",
+    "aten::new_zeros", "aten::new_ones", "aten::new_full", "aten::fill_", "aten::zero_", "aten::rand",
+    "aten::randn", "aten::rand_like", "aten::randn_like", "aten::normal_", "aten::uniform_"};
 
 bool makes_tensor(const torch::jit::Node* node) {
   for (const auto* out : node->outputs())
@@ -45,14 +55,18 @@ void collect_ops(const torch::jit::Block* block, std::set<std::string>& ops, std
   for (const auto* node : block->nodes()) {
     const auto kind = node->kind();
     if (kind.is_aten() || kind.is_prim()) ops.insert(kind.toQualString());
-    // prim::NumToTensor makes a tensor from a number: it computes too.
-    const bool computes = (kind.is_aten() && !kLayoutOps.count(kind.toQualString())) || kind == c10::prim::NumToTensor;
-    if (computes && makes_tensor(node)) computing.insert(kind.toQualString());
+    if (computes_values(kind.toQualString()) && makes_tensor(node)) computing.insert(kind.toQualString());
     for (const auto* sub : node->blocks()) collect_ops(sub, ops, computing);
   }
 }
 
 }  // namespace
+
+bool computes_values(const std::string& op) {
+  // prim::NumToTensor makes a tensor from a number the program computed on the host.
+  if (op == "prim::NumToTensor") return true;
+  return op.rfind("aten::", 0) == 0 && !kNonComputingOps.count(op);
+}
 
 HostProgram::HostProgram(const std::string& source, size_t input_count)
     : unit_(std::make_shared<torch::jit::CompilationUnit>()) {

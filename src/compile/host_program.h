@@ -15,6 +15,12 @@ struct HostProgramError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether a PyTorch operator (aten::relu, prim::NumToTensor) can compute an answer: everything but
+// allocation, views, copies and dtype conversions, fills and random draws. A copy of an input or a
+// constant is right only where the answer is that input or that constant, which the robustness
+// trials rule out.
+bool computes_values(const std::string& op);
+
 class HostProgram {
  public:
   // Throws HostProgramError (verdict host_error) when the program does not compile or lacks a
@@ -28,9 +34,10 @@ class HostProgram {
   // allocate and reshape with PyTorch, and its compute ops are listed for the reader to judge.
   const std::vector<std::string>& torch_ops() const { return torch_ops_; }
 
-  // The PyTorch ops outside setup that make a tensor from values (not allocation or a view): where
-  // there are none, forward's outputs can only be written by the submission's kernels, and the
-  // ablation run (check/correctness.h) has nothing to find.
+  // The PyTorch ops outside setup that make a tensor and compute its values (computes_values). Where
+  // there are none, forward's outputs are written by the submission's kernels, or are copies of
+  // inputs or constants, which the robustness trials fail; the ablation run (check/correctness.h)
+  // has nothing to find.
   const std::vector<std::string>& computing_ops() const { return computing_ops_; }
 
   // setup(params) -> Dict[str, Tensor], run once and untimed; without setup, params pass through.

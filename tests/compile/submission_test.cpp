@@ -37,10 +37,11 @@ TEST_CASE("malformed host blocks are rejected with a clear message", "[compile]"
                     contains_text("more than one"));
 }
 
-TEST_CASE("a host program's value-computing PyTorch ops are told from allocation, views and int arithmetic", "[compile]") {
+TEST_CASE("a host program's value-computing PyTorch ops are told from allocation, views, copies, fills and int arithmetic", "[compile]") {
   const kbench::compile::HostProgram kernels_only(
       "def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
-      "    y = torch.empty_like(x)\n"
+      "    x = x.contiguous().to(torch.float32)\n"
+      "    y = torch.zeros_like(x)\n"
       "    n = x.numel()\n"
       "    blocks = (n + 255) // 256\n"
       "    kbench.launch('k', [blocks], [256], (x.view(-1), y, n))\n"
@@ -56,4 +57,13 @@ TEST_CASE("a host program's value-computing PyTorch ops are told from allocation
       "    return y\n", 1);
   // setup's contiguous() is not listed: setup is never ablated.
   CHECK(with_torch.computing_ops() == std::vector<std::string>{"aten::relu"});
+  // Names as the observer of check/ sees them at run time, internal ops included.
+  using kbench::compile::computes_values;
+  CHECK(computes_values("aten::relu"));
+  CHECK(computes_values("aten::addmm"));
+  CHECK(computes_values("aten::cat"));  // assembles what PyTorch computed in pieces
+  CHECK(computes_values("prim::NumToTensor"));
+  CHECK_FALSE(computes_values("aten::_to_copy"));
+  CHECK_FALSE(computes_values("aten::fill_"));
+  CHECK_FALSE(computes_values("kbench::launch"));
 }
