@@ -4,6 +4,8 @@
 #include <limits>
 #include <sstream>
 
+#include "check/compare_kernels.h"
+
 namespace kbench::check {
 namespace {
 
@@ -53,9 +55,51 @@ void for_each_chunk(const at::Tensor& flat, Fn&& fn) {
 
 // Mean |value|, non-finite values counting as 0: the output's magnitude.
 double mean_abs(const at::Tensor& flat) {
-  double sum = 0;
-  for_each_chunk(flat, [&](int64_t, const at::Tensor& r) { sum += r.abs().nan_to_num_(0, 0, 0).sum(at::kDouble).item<double>(); });
-  return flat.numel() > 0 ? sum / static_cast<double>(flat.numel()) : 0.0;
+  auto sum = fused_sum_abs(flat);
+  if (!sum) {
+    sum = 0.0;
+    for_each_chunk(flat, [&](int64_t, const at::Tensor& r) { *sum += r.abs().nan_to_num_(0, 0, 0).sum(at::kDouble).item<double>(); });
+  }
+  return flat.numel() > 0 ? *sum / static_cast<double>(flat.numel()) : 0.0;
+}
+
+// The elementwise rule with PyTorch's ops, chunk by chunk: what the fused kernels compute in one pass
+// (check/compare_kernels.h), for outputs they do not take (other dtypes, CPU tensors).
+FusedComparison compare_with_torch(const at::Tensor& r_flat, const at::Tensor& c_flat, double rtol, double atol_k,
+                                   double atol_upstream, bool robustness) {
+  FusedComparison f;
+  const double inf = std::numeric_limits<double>::infinity();
+  // Passes over each chunk are what a comparison costs (outputs reach GBs): KernelBench's rule is
+  // evaluated only where it can differ from kbench's (never in robustness trials, which KernelBench
+  // does not have), the NaN count only for a failure's message.
+  for_each_chunk(r_flat, [&](int64_t start, const at::Tensor& r) {
+    auto x = c_flat.narrow(0, start, r.numel());
+    if (x.scalar_type() != r.scalar_type()) x = x.to(r.scalar_type());
+    const auto r_abs = r.abs();
+    const auto diff = (x - r).abs();
+    // Equal values (inf == inf, whose difference is NaN) and NaN where the reference has NaN pass,
+    // as in torch.allclose.
+    const auto exempt = x.eq(r) | (r.isnan() & x.isnan());
+    const auto bad = diff.le(r_abs * rtol + atol_k).logical_or_(exempt).logical_not_();
+    const int64_t bad_count = bad.sum().item<int64_t>();
+    if (r.numel() > 0) {
+      const auto finite_diff = diff.nan_to_num(0.0, inf, -inf);
+      f.max_abs_error = std::max(f.max_abs_error, finite_diff.max().item<double>());
+      f.max_rel_error = std::max(f.max_rel_error, (finite_diff / r_abs.clamp_min(1e-12)).max().item<double>());
+    }
+    if (bad_count > 0) {
+      if (f.first_bad < 0) f.first_bad = start + bad.nonzero()[0][0].item<int64_t>();
+      f.nan_bad += (x.isnan() & r.isnan().logical_not()).sum().item<int64_t>();
+    }
+    f.bad += bad_count;
+    if (bad_count > 0 && !robustness) {  // kbench's atol is never larger outside robustness trials
+      const auto bad_upstream = diff.le(r_abs * rtol + atol_upstream).logical_or_(exempt).logical_not_();
+      const int64_t count = bad_upstream.sum().item<int64_t>();
+      if (count > 0 && f.first_bad_upstream < 0) f.first_bad_upstream = start + bad_upstream.nonzero()[0][0].item<int64_t>();
+      f.bad_upstream += count;
+    }
+  });
+  return f;
 }
 
 std::string mismatch_message(const std::string& where, int64_t bad, int64_t n, const std::string& tolerance,
@@ -80,38 +124,15 @@ Comparison compare_tensors(const at::Tensor& ref, const at::Tensor& cand, const 
   const double magnitude = mean_abs(r_flat);
   const double atol_k = kbench_atol(tol, magnitude);
   c.smallest_scaled_atol = atol_k;
-  const double inf = std::numeric_limits<double>::infinity();
-  int64_t first_bad = -1, first_bad_upstream = -1, nan_bad = 0;
-  // Passes over each chunk are what a comparison costs (outputs reach GBs): KernelBench's rule is
-  // evaluated only where it can differ from kbench's (never in robustness trials, which KernelBench
-  // does not have), the NaN count only for a failure's message.
-  for_each_chunk(r_flat, [&](int64_t start, const at::Tensor& r) {
-    auto x = c_flat.narrow(0, start, r.numel());
-    if (x.scalar_type() != r.scalar_type()) x = x.to(r.scalar_type());
-    const auto r_abs = r.abs();
-    const auto diff = (x - r).abs();
-    // Equal values (inf == inf, whose difference is NaN) and NaN where the reference has NaN pass,
-    // as in torch.allclose.
-    const auto exempt = x.eq(r) | (r.isnan() & x.isnan());
-    const auto bad = diff.le(r_abs * tol.rtol + atol_k).logical_or_(exempt).logical_not_();
-    const int64_t bad_count = bad.sum().item<int64_t>();
-    if (r.numel() > 0) {
-      const auto finite_diff = diff.nan_to_num(0.0, inf, -inf);
-      c.max_abs_error = std::max(c.max_abs_error, finite_diff.max().item<double>());
-      c.max_rel_error = std::max(c.max_rel_error, (finite_diff / r_abs.clamp_min(1e-12)).max().item<double>());
-    }
-    if (bad_count > 0) {
-      if (first_bad < 0) first_bad = start + bad.nonzero()[0][0].item<int64_t>();
-      nan_bad += (x.isnan() & r.isnan().logical_not()).sum().item<int64_t>();
-    }
-    c.mismatched += bad_count;
-    if (bad_count > 0 && !tol.robustness) {  // kbench's atol is never larger outside robustness trials
-      const auto bad_upstream = diff.le(r_abs * tol.rtol + tol.atol).logical_or_(exempt).logical_not_();
-      const int64_t count = bad_upstream.sum().item<int64_t>();
-      if (count > 0 && first_bad_upstream < 0) first_bad_upstream = start + bad_upstream.nonzero()[0][0].item<int64_t>();
-      c.upstream_mismatched += count;
-    }
-  });
+  auto f = fused_compare(r_flat, c_flat, tol.rtol, atol_k, tol.atol);
+  if (!f) f = compare_with_torch(r_flat, c_flat, tol.rtol, atol_k, tol.atol, tol.robustness);
+  // KernelBench's rule is not evaluated in robustness trials: KernelBench has none.
+  if (tol.robustness) f->bad_upstream = 0, f->first_bad_upstream = -1;
+  c.max_abs_error = f->max_abs_error;
+  c.max_rel_error = f->max_rel_error;
+  c.mismatched = f->bad;
+  c.upstream_mismatched = f->bad_upstream;
+  const int64_t first_bad = f->first_bad, first_bad_upstream = f->first_bad_upstream, nan_bad = f->nan_bad;
   std::ostringstream upstream_tol, kbench_tol;
   upstream_tol << "atol=" << tol.atol << " rtol=" << tol.rtol;
   if (atol_k != tol.atol)

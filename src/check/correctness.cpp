@@ -100,6 +100,8 @@ uint64_t draw_robust_seed() {
   return (static_cast<uint64_t>(device()) << 20 ^ device()) % 1000000000 + 1000;  // clear of 0 and of 42..46
 }
 
+bool is_integrity_failure(Verdict v) { return v == Verdict::no_custom_kernel || v == Verdict::input_mutated; }
+
 Verdict robustness_verdict(Verdict trial_verdict) {
   switch (trial_verdict) {
     case Verdict::value_mismatch:
@@ -125,18 +127,16 @@ struct TrialRunner {
   CorrectnessResult& result;
 
   // The candidate's forward, the device synchronised. Trials on the problem's own inputs run it on
-  // poisoned free memory and check for stray writes; robustness trials keep the results of the
-  // PyTorch ops it calls in `observed`. Returns its output; on failure sets t's verdict and the
-  // result's details.
-  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t, TrialPhases& phases,
-                            std::vector<ObservedResult>* observed) {
+  // poisoned free memory and check for stray writes. Every trial once the reference's outputs are
+  // known observes the PyTorch ops it calls (into `observed`). Returns its output; on failure sets
+  // t's verdict and the result's details.
+  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t, bool robustness, TrialPhases& phases,
+                            std::vector<ObservedResult>& observed) {
     PhaseTimer timer(phases.candidate_ms);
     std::optional<FreeMemoryGuard> guard;
+    if (!robustness) guard.emplace(options.keep_free_bytes);
     std::optional<TorchOpObserver> observer;
-    if (observed)
-      observer.emplace(result.output_numels, options.observer_device_bytes);
-    else
-      guard.emplace(options.keep_free_bytes);
+    if (!result.output_specs.empty()) observer.emplace(result.output_specs);
     launch::reset_launch_count();
     c10::IValue out;
     try {
@@ -156,13 +156,13 @@ struct TrialRunner {
       result.context_poisoned = is_sticky_cuda_error(what);
     }
     t.launches = launch::launch_count();
-    if (observer) *observed = observer->results();
+    if (observer) observed = observer->results();
     return out;
   }
 
   // Integrity: kernels launched, inputs and parameters untouched, outputs written by the kernels.
   void check_integrity(const c10::IValue& out, const std::vector<c10::IValue>& inputs, const Fingerprints& inputs_before,
-                       TrialResult& t, TrialPhases& phases) {
+                       const std::vector<ObservedResult>& observed, TrialResult& t, TrialPhases& phases) {
     PhaseTimer timer(phases.checks_ms);
     if (t.verdict == Verdict::correct && t.launches == 0) {
       t.verdict = Verdict::no_custom_kernel;
@@ -178,6 +178,13 @@ struct TrialRunner {
     }
     if (t.verdict == Verdict::correct) {
       const auto why = output_not_from_kernels(out, inputs);
+      if (!why.empty()) {
+        t.verdict = Verdict::no_custom_kernel;
+        t.message = why;
+      }
+    }
+    if (t.verdict == Verdict::correct && !observed.empty()) {
+      const auto why = pytorch_computed_answer(observed, out, t.launches);
       if (!why.empty()) {
         t.verdict = Verdict::no_custom_kernel;
         t.message = why;
@@ -199,8 +206,8 @@ struct TrialRunner {
       result.output_bytes = bytes_of(out);
       std::vector<at::Tensor> tensors;
       collect_tensors(out, tensors);
-      result.output_numels.clear();
-      for (const auto& tensor : tensors) result.output_numels.push_back(tensor.numel());
+      result.output_specs.clear();
+      for (const auto& tensor : tensors) result.output_specs.push_back({tensor.numel(), tensor.scalar_type()});
       return out;
     } catch (const std::exception& e) {
       const std::string what = e.what();
@@ -224,28 +231,22 @@ struct TrialRunner {
       before = fingerprints(inputs);
     }
     std::vector<ObservedResult> observed;
-    const auto out = run_candidate(inputs, t, phases, robustness ? &observed : nullptr);
-    check_integrity(out, inputs, before, t, phases);
+    const auto out = run_candidate(inputs, t, robustness, phases, observed);
+    check_integrity(out, inputs, before, observed, t, phases);
     if (t.verdict == Verdict::correct) {
       const auto expected = reference_for(inputs, t, robustness, phases);
       if (expected) {
+        PhaseTimer timer(phases.compare_ms);
         auto tolerance = options.tolerance;
         tolerance.robustness = robustness;
-        {
-          PhaseTimer timer(phases.compare_ms);
-          const auto cmp = compare_outputs(*expected, out, tolerance);
-          t.verdict = cmp.verdict;
-          t.message = cmp.message;
-          t.upstream_verdict = cmp.upstream_verdict;
-          t.max_abs_error = cmp.max_abs_error;
-          t.max_rel_error = cmp.max_rel_error;
-          t.upstream_message = cmp.upstream_message;
-          t.scaled_atol = cmp.smallest_scaled_atol;
-        }
-        if (t.verdict == Verdict::correct && !observed.empty()) {
-          PhaseTimer timer(phases.checks_ms);
-          t.pytorch_answer = pytorch_computed_answer(observed, *expected, t.launches, tolerance);
-        }
+        const auto cmp = compare_outputs(*expected, out, tolerance);
+        t.verdict = cmp.verdict;
+        t.message = cmp.message;
+        t.upstream_verdict = cmp.upstream_verdict;
+        t.max_abs_error = cmp.max_abs_error;
+        t.max_rel_error = cmp.max_rel_error;
+        t.upstream_message = cmp.upstream_message;
+        t.scaled_atol = cmp.smallest_scaled_atol;
       }
     } else {
       t.upstream_verdict = t.verdict;
@@ -300,9 +301,9 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
       continue;
     }
     if (counted++ == 0) result.ablation_inputs = t.inputs;
-    if (!t.pytorch_answer.empty()) {  // an integrity failure: it holds under KernelBench's rule too
-      result.verdict = result.upstream_verdict = Verdict::no_custom_kernel;
-      result.message = result.upstream_message = trial_label(t) + ": " + t.pytorch_answer;
+    if (is_integrity_failure(t.verdict)) {  // holds under KernelBench's rule too, whatever the inputs
+      result.verdict = result.upstream_verdict = t.verdict;
+      result.message = result.upstream_message = trial_label(t) + ": " + t.message;
       return result;
     }
     if (t.verdict != Verdict::correct) {
@@ -378,7 +379,6 @@ nlohmann::json to_json(const TrialResult& t) {
     j["verdict_kernelbench"] = to_string(t.upstream_verdict);
   if (t.scaled_atol >= 0) j["scaled_atol"] = t.scaled_atol;
   if (!t.skipped.empty()) j["skipped"] = t.skipped;
-  if (!t.pytorch_answer.empty()) j["pytorch_answer"] = t.pytorch_answer;
   return j;
 }
 

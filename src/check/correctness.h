@@ -13,6 +13,7 @@
 
 #include "check/compare.h"
 #include "check/reference_outputs.h"
+#include "check/torch_op_observer.h"
 #include "check/verdict.h"
 #include "compile/host_program.h"
 #include "problems/reference.h"
@@ -32,9 +33,6 @@ struct CheckOptions {
   uint64_t robust_seed = 0;
   Tolerance tolerance;
   int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
-  // Copies of the host program's PyTorch results kept on the GPU in a robustness trial; more go to
-  // host memory.
-  int64_t observer_device_bytes = int64_t{4} << 30;
 };
 
 // A fresh seed for the robustness trials (never 0, which means "draw one").
@@ -58,13 +56,11 @@ struct TrialResult {
   double max_rel_error = 0;
   double scaled_atol = -1;  // kbench's smallest atol over the output tensors
   int64_t launches = 0;
-  std::string pytorch_answer;  // non-empty: a PyTorch op of the host program computed the answer (robustness trials)
 };
 
 // Where trials spent their time, summed over trials (ms). `candidate` includes poisoning free
-// memory and the out-of-bounds check (trials on the problem's own inputs only) and keeping PyTorch
-// ops' results (robustness trials only); `checks` the input, parameter and output-ownership checks,
-// and the comparison of kept PyTorch results with the reference's outputs.
+// memory and the out-of-bounds check (trials on the problem's own inputs only) and the digests of
+// PyTorch ops' results; `checks` the input, parameter and output-ownership checks.
 struct TrialPhases {
   double inputs_ms = 0;
   double candidate_ms = 0;
@@ -86,7 +82,7 @@ struct CorrectnessResult {
   std::vector<TrialResult> trials;
   bool context_poisoned = false;  // a sticky CUDA error: this process must not run another candidate
   int64_t output_bytes = 0;       // bytes of one reference output
-  std::vector<int64_t> output_numels;  // elements of each tensor of the reference's output
+  std::vector<OutputSpec> output_specs;  // each tensor of the reference's output
   // Inputs on which the submission's kernels must be needed (see check_without_kernels): those of
   // the first robustness trial that counted, else the first trial's.
   TrialInputs ablation_inputs;
@@ -101,15 +97,19 @@ std::string first_line_of_interest(const std::string& what);
 // `fragile`; a crash, a mutation or a missing kernel stays what it is.
 Verdict robustness_verdict(Verdict trial_verdict);
 
+// Failures of integrity (kernels that do not do the work, inputs written): wherever a trial finds
+// one, it holds under KernelBench's rule too.
+bool is_integrity_failure(Verdict v);
+
 // Trial order: inputs → candidate → input and parameter check → reference → compare. The reference
 // runs (or a kept output of it comes back from host memory) after the candidate, so no reference
 // output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
 // inputs run until KernelBench's rule fails, with free memory poisoned and out-of-bounds writes
 // checked (check/memory_guard.h). The robustness trials run only while kbench's rule holds, without
 // the poison: memory left over holds values computed from other inputs, which cannot pass for this
-// trial's answer, and the kernels' writes were checked on the same shapes already. Instead they
-// watch the PyTorch ops the host program calls (check/torch_op_observer.h): if one of them computed
-// the answer, the verdict is no_custom_kernel under both rules.
+// trial's answer, and the kernels' writes were checked on the same shapes already. Every trial after
+// the first watches the PyTorch ops the host program calls (check/torch_op_observer.h): an output
+// that is one of their results, handed through a kernel, is no_custom_kernel.
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs);

@@ -1,9 +1,8 @@
 #include "check/torch_op_observer.h"
 
-#include <algorithm>
-
 #include <ATen/record_function.h>
 
+#include "check/compare.h"
 #include "check/reference_outputs.h"
 #include "compile/host_program.h"
 #include "launch/launch_op.h"
@@ -16,7 +15,7 @@ namespace {
 thread_local TorchOpObserver* t_observer = nullptr;
 thread_local int t_depth = 0;          // ops running: an op that another op calls runs deeper
 thread_local int t_inside_kbench = 0;  // inside kbench.launch: its own ops are not the program's
-thread_local bool t_keeping = false;   // the observer's own copies are not observed
+thread_local bool t_keeping = false;   // the observer's own ops (the digests) are not observed
 
 bool is_kbench_op(const at::RecordFunction& fn) { return std::string(fn.name()).rfind("kbench::", 0) == 0; }
 
@@ -43,8 +42,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 }  // namespace
 
-TorchOpObserver::TorchOpObserver(std::vector<int64_t> output_numels, int64_t device_budget_bytes)
-    : output_numels_(std::move(output_numels)), device_budget_bytes_(device_budget_bytes) {
+TorchOpObserver::TorchOpObserver(std::vector<OutputSpec> outputs) : outputs_(std::move(outputs)) {
   t_observer = this;
   t_depth = t_inside_kbench = 0;
   handle_ = at::addThreadLocalCallback(
@@ -57,47 +55,44 @@ TorchOpObserver::~TorchOpObserver() {
 }
 
 void TorchOpObserver::op_returned(const char* op, const std::vector<at::Tensor>& outputs, int depth) {
-  // The last kept result was made inside this op (aten::mm inside aten::matmul): if this op returns
-  // it, it is kept once, under this op's name; from now on it counts as this op's.
+  // The last observed result was made inside this op (aten::mm inside aten::matmul): if this op
+  // returns it, it counts once, under this op's name; from now on it counts as this op's.
   const bool nested = last_depth_ > depth;
   if (nested) last_depth_ = depth;
   if (!compile::computes_values(op)) return;
   for (const auto& result : outputs) {
-    if (std::find(output_numels_.begin(), output_numels_.end(), result.numel()) == output_numels_.end()) continue;
     const void* data = result.has_storage() ? result.data_ptr() : nullptr;
-    if (nested && data && data == last_data_) {
-      results_.back().op = op;
-      continue;
+    const size_t first = results_.size();
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      if (result.numel() != outputs_[i].numel) continue;
+      if (nested && data && data == last_data_) {
+        for (size_t j = last_first_; j < results_.size(); ++j) results_[j].op = op;
+        continue;
+      }
+      // The values as they are now (the program may write into the result later, as an in-place
+      // epilogue kernel does), flat and in the output's dtype: a result computed in double or in
+      // another shape is the same answer.
+      results_.push_back({op, i, fingerprint(result.reshape(-1).to(outputs_[i].dtype)), launch::launch_count()});
     }
-    const int64_t bytes = result.numel() * static_cast<int64_t>(result.element_size());
-    const bool on_device = !result.is_cuda() || device_bytes_ + bytes <= device_budget_bytes_;
-    if (result.is_cuda() && on_device) device_bytes_ += bytes;
-    // A copy as it is now: the program may write into the result later (an in-place epilogue kernel).
-    auto copy = on_device ? result.clone(at::MemoryFormat::Contiguous)
-                          : result.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
-    results_.push_back({op, std::move(copy), launch::launch_count()});
-    last_data_ = data;
-    last_depth_ = depth;
+    if (results_.size() > first) last_data_ = data, last_depth_ = depth, last_first_ = first;
   }
 }
 
-std::string pytorch_computed_answer(const std::vector<ObservedResult>& observed, const c10::IValue& expected,
-                                    int64_t total_launches, const Tolerance& tol) {
-  std::vector<at::Tensor> outputs;
-  collect_tensors(expected, outputs);
+std::string pytorch_computed_answer(const std::vector<ObservedResult>& observed, const c10::IValue& output,
+                                    int64_t total_launches) {
+  std::vector<at::Tensor> tensors;
+  collect_tensors(output, tensors);
+  std::vector<std::pair<int64_t, int64_t>> digests(tensors.size());
+  std::vector<bool> digested(tensors.size(), false);
   for (const auto& r : observed) {
-    if (r.launches_before >= total_launches) continue;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const auto& out = outputs[i];
-      if (!out.defined() || out.numel() != r.values.numel()) continue;
-      // Compared as flat values in the output's dtype: a result computed in double or with another
-      // shape is the same answer.
-      const auto values = r.values.reshape(-1).to(out.device(), out.scalar_type());
-      if (compare_outputs(out.reshape(-1), values, tol).verdict == Verdict::correct)
-        return "PyTorch computed the answer: the result of " + r.op + " (made before launch " +
-               std::to_string(r.launches_before + 1) + " of " + std::to_string(total_launches) +
-               ") matches output " + std::to_string(i) + "; the kernels were only handed it";
-    }
+    if (r.launches_before >= total_launches || r.output >= tensors.size()) continue;
+    const auto& out = tensors[r.output];
+    if (!out.defined()) continue;
+    if (!digested[r.output]) digests[r.output] = fingerprint(out.reshape(-1)), digested[r.output] = true;
+    if (digests[r.output] == r.digest)
+      return "PyTorch computed the answer: output " + std::to_string(r.output) + " holds exactly the result of " + r.op +
+             ", made before launch " + std::to_string(r.launches_before + 1) + " of " + std::to_string(total_launches) +
+             "; the kernels were only handed it";
   }
   return "";
 }

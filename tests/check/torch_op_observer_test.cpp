@@ -1,10 +1,11 @@
-// The observer of the host program's PyTorch ops, on the CPU: which results it keeps (value-computing
-// ops, as large as an output; copies as they were when made) and when a kept result counts as
-// PyTorch having computed the answer. The GPU test (tests/sandbox/adversarial_test.cpp) runs it
-// inside robustness trials on submissions that hand a PyTorch result to a copy kernel or to a kernel
-// that only sets a flag.
+// The observer of the host program's PyTorch ops, on the CPU: which results it digests
+// (value-computing ops, as large as an output; values as they were when made) and when an output
+// counts as a PyTorch result handed through. The GPU test (tests/sandbox/adversarial_test.cpp)
+// runs it in real trials on submissions that hand a PyTorch result to a copy kernel, to an idle
+// kernel, or to a kernel that only sets a flag.
 #include <torch/script.h>
 
+#include "check/compare.h"
 #include "check/torch_op_observer.h"
 #include "compile/host_program.h"
 
@@ -12,51 +13,57 @@
 
 using namespace kbench;
 
-TEST_CASE("the observer keeps value-computing results as large as an output, as they were when made", "[check]") {
+TEST_CASE("the observer digests value-computing results as large as an output, as they were when made", "[check]") {
   const compile::HostProgram host(
       "def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
       "    y = torch.relu(x)\n"
       "    z = y.contiguous().view(-1)\n"
-      "    w = torch.zeros_like(x)\n"
-      "    s = torch.sum(x)\n"
+      "    params['w'] = torch.zeros_like(x)\n"
+      "    params['s'] = torch.sum(x)\n"
+      "    params['d'] = torch.relu(x.double())\n"  // kept in params: TorchScript drops unused results
       "    y.mul_(2.0)\n"
       "    return z\n",
       1);
   const auto x = torch::randn({4, 8});
   c10::Dict<std::string, at::Tensor> params;
-  std::vector<check::ObservedResult> kept;
+  std::vector<check::ObservedResult> seen;
   {
-    check::TorchOpObserver observer({32}, int64_t{1} << 20);
+    check::TorchOpObserver observer({{32, at::kFloat}});
     host.forward({x}, params);
-    kept = observer.results();
+    seen = observer.results();
   }
-  // relu (its inner clamp_min is the same result, kept once) and the in-place mul_; not the
-  // copy, the view, the fill, nor the one-element sum.
-  REQUIRE(kept.size() == 2);
-  CHECK(kept[0].op == "aten::relu");
-  CHECK(kept[1].op == "aten::mul_");
-  CHECK(torch::equal(kept[0].values, torch::relu(x)));  // before mul_ doubled it
-  CHECK(torch::equal(kept[1].values, 2 * torch::relu(x)));
+  // relu (its inner clamp_min is the same result, counted once), relu in double, the in-place mul_;
+  // not the copy, the view, the fill, nor the one-element sum.
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].op == "aten::relu");
+  CHECK(seen[1].op == "aten::relu");
+  CHECK(seen[2].op == "aten::mul_");
+  // Digests of the values when made, in the output's dtype: relu's before mul_ doubled them, and the
+  // double result's the same as the float one's.
+  CHECK(seen[0].digest == check::fingerprint(torch::relu(x).reshape(-1)));
+  CHECK(seen[1].digest == seen[0].digest);
+  CHECK(seen[2].digest == check::fingerprint(2 * torch::relu(x).reshape(-1)));
   // Nothing is observed once the observer is gone.
-  check::TorchOpObserver later({32}, 0);
+  check::TorchOpObserver later({{32, at::kFloat}});
   CHECK(later.results().empty());
 }
 
-TEST_CASE("a PyTorch result counts as the answer only if it matches an output and a launch came after it", "[check]") {
+TEST_CASE("an output that is a PyTorch result made before a later launch is PyTorch's answer", "[check]") {
   const auto x = torch::randn({64, 16});
   const auto answer = torch::relu(x);
-  const check::Tolerance tol{1e-2, 1e-2, true};
-  // Made before the only launch (a copy kernel was handed it), in double and flat: still the answer.
-  const std::vector<check::ObservedResult> before{{"aten::relu", answer.to(torch::kDouble).reshape(-1), 0}};
-  const auto found = check::pytorch_computed_answer(before, answer, 1, tol);
+  const auto digest = check::fingerprint(answer.reshape(-1));
+  // Made before the only launch (a copy kernel was handed it): found, whatever the output's shape.
+  const std::vector<check::ObservedResult> before{{"aten::relu", 0, digest, 0}};
+  const auto found = check::pytorch_computed_answer(before, answer.clone().reshape({16, 64}), 1);
   CHECK_THAT(found, contains_text("aten::relu"));
   CHECK_THAT(found, contains_text("output 0"));
   // Made after the last launch: a copy of what the kernels wrote.
-  CHECK(check::pytorch_computed_answer(before, answer, 0, tol).empty());
-  // A result that is not the answer (a matmul before an epilogue kernel) is no finding.
-  const std::vector<check::ObservedResult> partial{{"aten::mm", x, 0}};
-  CHECK(check::pytorch_computed_answer(partial, answer, 1, tol).empty());
+  CHECK(check::pytorch_computed_answer(before, answer, 0).empty());
+  // An output that differs from the result (a matmul before an epilogue kernel that adds a bias,
+  // however small) is no finding.
+  CHECK(check::pytorch_computed_answer(before, answer + 1e-3, 1).empty());
   // The second output of a tuple is found too.
+  const std::vector<check::ObservedResult> second{{"aten::relu", 1, digest, 0}};
   const auto pair = c10::ivalue::Tuple::create({torch::ones({3}), answer});
-  CHECK_THAT(check::pytorch_computed_answer(before, pair, 2, tol), contains_text("output 1"));
+  CHECK_THAT(check::pytorch_computed_answer(second, pair, 2), contains_text("output 1"));
 }

@@ -1,0 +1,32 @@
+// The comparison of check/compare.h in one pass over the GPU, for float32 outputs: a dozen PyTorch
+// ops over every output chunk (each writing a temporary) become two kernels that read the
+// reference and the candidate once (the mean |reference| first, then the rest), whose results are
+// the same numbers: the same float32 operations in the same order, without contraction. Compiled
+// with NVRTC on first use (through the compile cache) and loaded once per process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <torch/script.h>
+
+namespace kbench::check {
+
+// The kernels' source (compiled in CI's NVRTC test too).
+const std::string& compare_kernels_source();
+
+// Sum over the tensor of |value|, non-finite values counting 0. nullopt where the fused path does
+// not apply: no GPU build, not a contiguous float32 CUDA tensor, or the kernels failed to load.
+std::optional<double> fused_sum_abs(const at::Tensor& ref);
+
+struct FusedComparison {
+  int64_t bad = 0, bad_upstream = 0;        // outside kbench's atol, outside KernelBench's
+  int64_t first_bad = -1, first_bad_upstream = -1;
+  int64_t nan_bad = 0;                      // NaN where the reference has none
+  double max_abs_error = 0, max_rel_error = 0;
+};
+std::optional<FusedComparison> fused_compare(const at::Tensor& ref, const at::Tensor& cand, double rtol, double atol_kbench,
+                                             double atol_upstream);
+
+}  // namespace kbench::check

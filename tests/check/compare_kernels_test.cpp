@@ -1,0 +1,64 @@
+// The fused comparison kernels: they compile with NVRTC (on the CPU, as CI runs it), and on the GPU
+// they give the numbers that PyTorch's ops give on the CPU for the same tensors, failures included.
+#include <torch/script.h>
+
+#include "check/compare.h"
+#include "check/compare_kernels.h"
+#include "compile/nvrtc_compiler.h"
+#include "fixtures.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+TEST_CASE("the fused comparison kernels compile with NVRTC", "[check]") {
+  const auto code = compile::nvrtc_compile(check::compare_kernels_source(), "kbench_compare.cu", {});
+  INFO(code.log);
+  REQUIRE(code.ok);
+  std::vector<std::string> names;
+  for (const auto& k : code.kernels) names.push_back(k.name);
+  CHECK(names == std::vector<std::string>{"kbench_sum_abs_finite", "kbench_compare"});
+}
+
+TEST_CASE("the fused comparison on the GPU gives what PyTorch's ops give on the CPU", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  torch::manual_seed(7);
+  const int64_t n = (int64_t{1} << 22) + 12345;  // not a multiple of a block
+  const auto ref = torch::randn({n});
+  struct Case {
+    const char* what;
+    at::Tensor cand;
+  };
+  auto noisy = ref + 1e-4 * torch::randn({n});
+  auto wrong = ref.clone();
+  wrong.narrow(0, 1000, 50000).mul_(1.5);
+  auto with_nan = noisy.clone();
+  with_nan.narrow(0, 77, 3).fill_(std::numeric_limits<float>::quiet_NaN());
+  auto with_inf = noisy.clone();
+  with_inf.narrow(0, n - 5, 2).fill_(std::numeric_limits<float>::infinity());
+  auto small = ref * 1e-4;  // kbench's atol shrinks: the two rules differ
+  for (const auto& [what, cand] : std::vector<Case>{{"close", noisy}, {"wrong", wrong}, {"nan", with_nan}, {"inf", with_inf}}) {
+    for (const bool robustness : {false, true}) {
+      const check::Tolerance tol{1e-2, 1e-2, robustness};
+      const auto on_cpu = check::compare_outputs(ref, cand, tol);
+      const auto on_gpu = check::compare_outputs(ref.cuda(), cand.cuda(), tol);
+      INFO(what << (robustness ? " (robustness)" : "") << ": cpu " << on_cpu.message << " | gpu " << on_gpu.message);
+      CHECK(on_gpu.verdict == on_cpu.verdict);
+      CHECK(on_gpu.upstream_verdict == on_cpu.upstream_verdict);
+      CHECK(on_gpu.mismatched == on_cpu.mismatched);
+      CHECK(on_gpu.upstream_mismatched == on_cpu.upstream_mismatched);
+      CHECK(on_gpu.max_abs_error == on_cpu.max_abs_error);
+      CHECK(on_gpu.max_rel_error == on_cpu.max_rel_error);
+      CHECK(on_gpu.message == on_cpu.message);
+      CHECK(on_gpu.smallest_scaled_atol == Approx(on_cpu.smallest_scaled_atol).epsilon(1e-9));
+    }
+  }
+  // Zeros for a small output: kbench's rule fails, KernelBench's passes, on both.
+  const auto zeros = torch::zeros_like(small);
+  const auto on_gpu = check::compare_outputs(small.cuda(), zeros.cuda(), {1e-2, 1e-2});
+  CHECK(on_gpu.verdict == check::Verdict::value_mismatch);
+  CHECK(on_gpu.upstream_verdict == check::Verdict::correct);
+  CHECK(on_gpu.mismatched == check::compare_outputs(small, zeros, {1e-2, 1e-2}).mismatched);
+  // The fused path ran (a float32 CUDA tensor), not PyTorch's ops.
+  CHECK(check::fused_sum_abs(small.cuda()).has_value());
+}
