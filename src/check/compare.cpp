@@ -200,9 +200,12 @@ std::pair<int64_t, int64_t> fingerprint(const at::Tensor& t) {
   // the kernel: no copy). The second digest sums two strided subsets, so moved words count too.
   auto words = t.contiguous().reshape(-1).view(at::kByte);  // 0-dim tensors cannot be viewed as bytes
   if (words.numel() % 4 == 0) words = words.view(at::kInt);
-  const auto total = words.sum(at::kLong).item<int64_t>();
-  const auto every_third = words.slice(0, 0, c10::nullopt, 3).sum(at::kLong).item<int64_t>();
-  const auto every_seventh = words.slice(0, 1, c10::nullopt, 7).sum(at::kLong).item<int64_t>();
+  auto sums = fused_word_sums(words);
+  if (!sums)
+    sums = std::array<int64_t, 3>{words.sum(at::kLong).item<int64_t>(),
+                                  words.slice(0, 0, c10::nullopt, 3).sum(at::kLong).item<int64_t>(),
+                                  words.slice(0, 1, c10::nullopt, 7).sum(at::kLong).item<int64_t>()};
+  const auto [total, every_third, every_seventh] = *sums;
   return {total, static_cast<int64_t>(static_cast<uint64_t>(every_third) + 31u * static_cast<uint64_t>(every_seventh))};
 }
 

@@ -53,6 +53,32 @@ extern "C" __global__ void kbench_sum_abs_finite(const float* __restrict__ r, lo
   if (threadIdx.x == 0) atomicAdd(sum, s);
 }
 
+// The three sums of check::fingerprint in one pass over 32-bit words: all of them, those at i % 3 == 0,
+// those at i % 7 == 1 (sums wrap as int64 does). The residues step by the grid's stride, not by a
+// 64-bit division per word.
+extern "C" __global__ void kbench_fingerprint(const int* __restrict__ w, long long n, unsigned long long* __restrict__ sums) {
+  unsigned long long total = 0, third = 0, seventh = 0;
+  const long long start = blockIdx.x * (long long)blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;
+  int mod3 = (int)(start % 3), mod7 = (int)(start % 7);
+  const int step3 = (int)(stride % 3), step7 = (int)(stride % 7);
+  for (long long i = start; i < n; i += stride) {
+    const unsigned long long v = (unsigned long long)(long long)w[i];
+    total += v;
+    if (mod3 == 0) third += v;
+    if (mod7 == 1) seventh += v;
+    mod3 += step3; if (mod3 >= 3) mod3 -= 3;
+    mod7 += step7; if (mod7 >= 7) mod7 -= 7;
+  }
+  total = block_reduce(total, Add(), 0ull);
+  third = block_reduce(third, Add(), 0ull);
+  seventh = block_reduce(seventh, Add(), 0ull);
+  if (threadIdx.x == 0) {
+    atomicAdd(&sums[0], total);
+    atomicAdd(&sums[1], third);
+    atomicAdd(&sums[2], seventh);
+  }
+}
+
 // counts: bad, bad_upstream, nan_bad; firsts: first bad, first bad upstream (start at ~0);
 // maxima: bit patterns of the non-negative float maxima of the absolute and the relative error.
 extern "C" __global__ void kbench_compare(const float* __restrict__ r, const float* __restrict__ x, long long n,
@@ -100,7 +126,7 @@ namespace {
 
 struct CompareKernels {
   std::unique_ptr<launch::LoadedModule> module;
-  CUfunction sum_abs = nullptr, compare = nullptr;
+  CUfunction sum_abs = nullptr, compare = nullptr, fingerprint = nullptr;
   int blocks = 0;  // enough to fill the GPU
 };
 
@@ -123,6 +149,7 @@ const CompareKernels* kernels_for_current_device() {
     k->module = std::make_unique<launch::LoadedModule>(code.cubin, code.kernels);
     k->sum_abs = static_cast<CUfunction>(k->module->find("kbench_sum_abs_finite")->function);
     k->compare = static_cast<CUfunction>(k->module->find("kbench_compare")->function);
+    k->fingerprint = static_cast<CUfunction>(k->module->find("kbench_fingerprint")->function);
     k->blocks = gpu.multiprocessors * 8;
     slot = std::move(k);
   } catch (const std::exception& e) {
@@ -154,6 +181,20 @@ std::optional<double> fused_sum_abs(const at::Tensor& ref) {
   void* args[] = {&r, &n, &s};
   launch(k->sum_abs, k->blocks, n, args);
   return sum.item<double>();
+}
+
+std::optional<std::array<int64_t, 3>> fused_word_sums(const at::Tensor& words) {
+  if (!words.is_cuda() || words.scalar_type() != at::kInt || !words.is_contiguous()) return std::nullopt;
+  const auto* k = kernels_for_current_device();
+  if (!k) return std::nullopt;
+  auto sums = at::zeros({3}, words.options().dtype(at::kLong));
+  const int* w = words.data_ptr<int>();
+  long long n = words.numel();
+  void* s = sums.data_ptr();
+  void* args[] = {&w, &n, &s};
+  launch(k->fingerprint, k->blocks, n, args);
+  const auto host = sums.cpu();
+  return std::array<int64_t, 3>{host[0].item<int64_t>(), host[1].item<int64_t>(), host[2].item<int64_t>()};
 }
 
 std::optional<FusedComparison> fused_compare(const at::Tensor& ref, const at::Tensor& cand, double rtol, double atol_kbench,
@@ -193,6 +234,7 @@ std::optional<FusedComparison> fused_compare(const at::Tensor& ref, const at::Te
 #else
 
 std::optional<double> fused_sum_abs(const at::Tensor&) { return std::nullopt; }
+std::optional<std::array<int64_t, 3>> fused_word_sums(const at::Tensor&) { return std::nullopt; }
 std::optional<FusedComparison> fused_compare(const at::Tensor&, const at::Tensor&, double, double, double) { return std::nullopt; }
 
 #endif

@@ -17,7 +17,7 @@ TEST_CASE("the fused comparison kernels compile with NVRTC", "[check]") {
   REQUIRE(code.ok);
   std::vector<std::string> names;
   for (const auto& k : code.kernels) names.push_back(k.name);
-  CHECK(names == std::vector<std::string>{"kbench_sum_abs_finite", "kbench_compare"});
+  CHECK(names == std::vector<std::string>{"kbench_sum_abs_finite", "kbench_fingerprint", "kbench_compare"});
 }
 
 TEST_CASE("the fused comparison on the GPU gives what PyTorch's ops give on the CPU", "[gpu]") {
@@ -61,4 +61,17 @@ TEST_CASE("the fused comparison on the GPU gives what PyTorch's ops give on the 
   CHECK(on_gpu.mismatched == check::compare_outputs(small, zeros, {1e-2, 1e-2}).mismatched);
   // The fused path ran (a float32 CUDA tensor), not PyTorch's ops.
   CHECK(check::fused_sum_abs(small.cuda()).has_value());
+}
+
+TEST_CASE("an input's fingerprint on the GPU, one pass, is the one PyTorch's sums give on the CPU", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  torch::manual_seed(11);
+  for (const int64_t n : {int64_t{1}, int64_t{1000003}, (int64_t{1} << 24) + 5}) {
+    const auto x = torch::randn({n});
+    CHECK(check::fingerprint(x.cuda()) == check::fingerprint(x));
+    if (n == 1) continue;
+    const auto moved = torch::cat({x.narrow(0, 1, 1), x.narrow(0, 0, 1), x.narrow(0, 2, n - 2)});  // same words, other places
+    CHECK(check::fingerprint(moved.cuda()) != check::fingerprint(x.cuda()));
+  }
+  REQUIRE(check::fused_word_sums(torch::zeros({8}, torch::kInt).cuda()).has_value());
 }
