@@ -1,6 +1,8 @@
 // Shared test fixtures: the submission table and GPU presence.
 #pragma once
 
+#include <ftw.h>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +22,16 @@ inline std::filesystem::path test_dir() { return KBENCH_TEST_DIR; }
 inline nlohmann::json read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
+}
+
+// Removes a directory tree (no error if it is absent). Not std::filesystem::remove_all: PyTorch
+// 2.11's libtorch.so exports a copy of it that the dynamic linker binds in its place, and that copy
+// calls a null pointer on a directory with entries (the GPU tests crashed there on the H100 machine
+// whenever a test directory was left from an earlier run).
+inline void remove_tree(const std::filesystem::path& dir) {
+  ::nftw(
+      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return std::remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
 }
 
 // Runs the kbench executable with `args` and returns what it printed on stdout.

@@ -55,7 +55,7 @@ TEST_CASE("a reference without its archive is a request error that says how to m
   // An empty cache: the worker's read of the archive (begun beside CUDA's start-up) fails, and the
   // evaluation ends as an error of the request, not as a verdict on the submission.
   const auto empty_cache = std::filesystem::temp_directory_path() / "kbench-empty-cache";
-  std::filesystem::remove_all(empty_cache);
+  testing::remove_tree(empty_cache);
   const char* cache = std::getenv("KBENCH_CACHE");
   const std::string kept_cache = cache ? cache : "";
   ::setenv("KBENCH_CACHE", empty_cache.c_str(), 1);

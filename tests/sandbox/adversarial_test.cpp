@@ -64,7 +64,7 @@ TEST_CASE("every adversarial submission gets its verdict, and the harness recove
 TEST_CASE("a batch of hostile and correct submissions ends with every record and verdict", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   const auto dir = std::filesystem::temp_directory_path() / "kbench-adversarial-batch";
-  std::filesystem::remove_all(dir);
+  testing::remove_tree(dir);
   std::map<std::string, nlohmann::json> expected;
   int sample = 0;
   const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");

@@ -13,7 +13,7 @@ namespace {
 
 std::filesystem::path fresh_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("kbench-batch-" + name);
-  std::filesystem::remove_all(dir);
+  testing::remove_tree(dir);
   std::filesystem::create_directories(dir);
   return dir;
 }
