@@ -458,8 +458,9 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   // the verdict holds either way.
   if (verdicts.either_correct() && !context_poisoned) {
     if (host->computing_ops().empty()) {
-      record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (allocation and views only), "
-                                        "so only its kernels can write the outputs"}};
+      record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (only allocation, views, copies, "
+                                        "dtype conversions, fills and random draws): what its kernels do not write is a copy "
+                                        "of an input or a constant, which the robustness trials rule out"}};
     } else {
       t0 = Clock::now();
       const auto ablation = check::check_without_kernels(reference, *host, params, check_options,
