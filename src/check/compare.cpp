@@ -65,9 +65,9 @@ double mean_abs(const at::Tensor& flat) {
 
 // The elementwise rule with PyTorch's ops, chunk by chunk: what the fused kernels compute in one pass
 // (check/compare_kernels.h), for outputs they do not take (other dtypes, CPU tensors).
-FusedComparison compare_with_torch(const at::Tensor& r_flat, const at::Tensor& c_flat, double rtol, double atol_k,
+ElementwiseCounts compare_with_torch(const at::Tensor& r_flat, const at::Tensor& c_flat, double rtol, double atol_k,
                                    double atol_upstream, bool robustness) {
-  FusedComparison f;
+  ElementwiseCounts f;
   const double inf = std::numeric_limits<double>::infinity();
   // Passes over each chunk are what a comparison costs (outputs reach GBs): KernelBench's rule is
   // evaluated only where it can differ from kbench's (never in robustness trials, which KernelBench

@@ -197,7 +197,7 @@ std::optional<std::array<int64_t, 3>> fused_word_sums(const at::Tensor& words) {
   return std::array<int64_t, 3>{host[0].item<int64_t>(), host[1].item<int64_t>(), host[2].item<int64_t>()};
 }
 
-std::optional<FusedComparison> fused_compare(const at::Tensor& ref, const at::Tensor& cand, double rtol, double atol_kbench,
+std::optional<ElementwiseCounts> fused_compare(const at::Tensor& ref, const at::Tensor& cand, double rtol, double atol_kbench,
                                              double atol_upstream) {
   if (!applies(ref) || !applies(cand) || ref.numel() != cand.numel() || ref.device() != cand.device()) return std::nullopt;
   const auto* k = kernels_for_current_device();
@@ -220,7 +220,7 @@ std::optional<FusedComparison> fused_compare(const at::Tensor& ref, const at::Te
     std::memcpy(&v, &bits, sizeof v);
     return static_cast<double>(v);
   };
-  FusedComparison out;
+  ElementwiseCounts out;
   out.bad = counts_host[0].item<int64_t>();
   out.bad_upstream = counts_host[1].item<int64_t>();
   out.nan_bad = counts_host[2].item<int64_t>();
@@ -235,7 +235,7 @@ std::optional<FusedComparison> fused_compare(const at::Tensor& ref, const at::Te
 
 std::optional<double> fused_sum_abs(const at::Tensor&) { return std::nullopt; }
 std::optional<std::array<int64_t, 3>> fused_word_sums(const at::Tensor&) { return std::nullopt; }
-std::optional<FusedComparison> fused_compare(const at::Tensor&, const at::Tensor&, double, double, double) { return std::nullopt; }
+std::optional<ElementwiseCounts> fused_compare(const at::Tensor&, const at::Tensor&, double, double, double) { return std::nullopt; }
 
 #endif
 
