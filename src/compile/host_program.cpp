@@ -68,7 +68,7 @@ bool computes_values(const std::string& op) {
   return op.rfind("aten::", 0) == 0 && !kNonComputingOps.count(op);
 }
 
-HostProgram::HostProgram(const std::string& source, size_t input_count)
+ScriptHostProgram::ScriptHostProgram(const std::string& source, size_t input_count)
     : unit_(std::make_shared<torch::jit::CompilationUnit>()) {
   try {
     unit_->define(c10::nullopt, source, std::make_shared<KbenchResolver>(), nullptr);
@@ -102,13 +102,13 @@ HostProgram::HostProgram(const std::string& source, size_t input_count)
   }
 }
 
-std::string HostProgram::forward_schema() const {
+std::string ScriptHostProgram::forward_schema() const {
   std::ostringstream s;
   s << forward_->getSchema();
   return s.str();
 }
 
-c10::Dict<std::string, at::Tensor> HostProgram::setup(const c10::Dict<std::string, at::Tensor>& params) const {
+c10::Dict<std::string, at::Tensor> ScriptHostProgram::setup(const c10::Dict<std::string, at::Tensor>& params) const {
   if (!setup_) return params;
   torch::jit::GraphOptimizerEnabledGuard op_by_op(false);  // as the reference runs: see Reference::forward
   auto out = (*setup_)({params});
@@ -116,7 +116,7 @@ c10::Dict<std::string, at::Tensor> HostProgram::setup(const c10::Dict<std::strin
   return c10::impl::toTypedDict<std::string, at::Tensor>(out.toGenericDict());
 }
 
-c10::IValue HostProgram::forward(const std::vector<c10::IValue>& inputs,
+c10::IValue ScriptHostProgram::forward(const std::vector<c10::IValue>& inputs,
                                  const c10::Dict<std::string, at::Tensor>& params) const {
   std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
   // A fresh dictionary per call: entries the program adds cannot carry results into the next call.

@@ -1,5 +1,5 @@
-// The submission's host side: a TorchScript program compiled in C++, where `kbench.launch` resolves
-// to the kbench::launch operator.
+// The submission's host side: what forward does around the kernels. In kbench's format, a TorchScript
+// program compiled in C++, where `kbench.launch` resolves to the kbench::launch operator.
 #pragma once
 
 #include <memory>
@@ -21,28 +21,45 @@ struct HostProgramError : std::runtime_error {
 // trials rule out.
 bool computes_values(const std::string& op);
 
+// What the checks run of a candidate: forward (and setup) with the problem's inputs and the reference's
+// parameters, and which PyTorch ops its program calls. One implementation per submission format.
 class HostProgram {
  public:
-  // Throws HostProgramError (verdict host_error) when the program does not compile or lacks a
-  // forward taking `input_count` inputs plus the parameter dictionary.
-  HostProgram(const std::string& source, size_t input_count);
+  virtual ~HostProgram() = default;
 
-  bool has_setup() const { return setup_ != nullptr; }
-  std::string forward_schema() const;
+  virtual bool has_setup() const = 0;
+  virtual std::string forward_schema() const = 0;
 
   // The PyTorch operators the program calls (aten::...), reported in the record: a candidate may
   // allocate and reshape with PyTorch, and its compute ops are listed for the reader to judge.
-  const std::vector<std::string>& torch_ops() const { return torch_ops_; }
+  virtual const std::vector<std::string>& torch_ops() const = 0;
 
   // The PyTorch ops outside setup that make a tensor and compute its values (computes_values). Where
   // there are none, forward's outputs are written by the submission's kernels, or are copies of
   // inputs or constants, which the robustness trials fail; the ablation run (check/correctness.h)
   // has nothing to find.
-  const std::vector<std::string>& computing_ops() const { return computing_ops_; }
+  virtual const std::vector<std::string>& computing_ops() const = 0;
 
   // setup(params) -> Dict[str, Tensor], run once and untimed; without setup, params pass through.
-  c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const;
-  c10::IValue forward(const std::vector<c10::IValue>& inputs, const c10::Dict<std::string, at::Tensor>& params) const;
+  virtual c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const = 0;
+  virtual c10::IValue forward(const std::vector<c10::IValue>& inputs,
+                              const c10::Dict<std::string, at::Tensor>& params) const = 0;
+};
+
+// kbench's own format: the TorchScript program of the `kbench:host` block, compiled in C++.
+class ScriptHostProgram : public HostProgram {
+ public:
+  // Throws HostProgramError (verdict host_error) when the program does not compile or lacks a
+  // forward taking `input_count` inputs plus the parameter dictionary.
+  ScriptHostProgram(const std::string& source, size_t input_count);
+
+  bool has_setup() const override { return setup_ != nullptr; }
+  std::string forward_schema() const override;
+  const std::vector<std::string>& torch_ops() const override { return torch_ops_; }
+  const std::vector<std::string>& computing_ops() const override { return computing_ops_; }
+  c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const override;
+  c10::IValue forward(const std::vector<c10::IValue>& inputs,
+                      const c10::Dict<std::string, at::Tensor>& params) const override;
 
  private:
   std::shared_ptr<torch::jit::CompilationUnit> unit_;

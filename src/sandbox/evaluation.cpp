@@ -216,6 +216,19 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
 }
 #endif
 
+// Figures the batch measured earlier on this GPU (a restarted worker starts with none), marked so
+// that a record never presents them as timed in this process; emplace keeps the worker's own where
+// it has them.
+void take_known_baselines(const EvalRequest& req, const problems::Problem& problem, BaselineTimings& baselines) {
+  for (auto [kind, figures] : {std::pair{"eager", &baselines.eager}, std::pair{"compiled", &baselines.compiled}}) {
+    const auto it = req.known_baselines.find(kind);
+    if (it == req.known_baselines.end()) continue;
+    auto entry = *it;
+    entry["from_earlier_worker"] = true;
+    figures->emplace(problem.key(), entry);
+  }
+}
+
 }  // namespace
 
 nlohmann::json EvalRequest::to_json() const {
@@ -251,95 +264,118 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   return r;
 }
 
-nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const std::string&)>& on_stage,
-                        EvalContext* context) {
-  EvalContext local_context;
-  if (!context) context = &local_context;
-  const auto t_start = Clock::now();
-  nlohmann::json phases;
-  const auto catalog = problems::Catalog::load(problems::project_root(req.root));
-  const auto& problem = catalog.get(req.level, req.problem);
+namespace {
+
+// The stages below share these: the request, the record being written and the milliseconds of each
+// phase. A stage writes its own fragment of the record.
+struct Run {
+  const EvalRequest& req;
+  const problems::Problem& problem;
+  const launch::DeviceInfo& gpu;
+  EvalContext& context;
+  nlohmann::json& record;
+  nlohmann::json& phases;
+  std::function<void(const std::string&)> on_stage;
+
+  void stage(const char* name) const {
+    if (on_stage) on_stage(name);
+  }
+};
+
+// The GPU's start-up beside the compile: the reference's archive read on the CPU while CUDA starts
+// (begun before the device query), then the context, the weights moved and the memory held on a
+// second thread while NVRTC runs. join() waits for it: before the host program compiles, so that one
+// thread at a time compiles TorchScript.
+class GpuStartup {
+ public:
+  GpuStartup(const EvalRequest& req, const problems::Problem& problem, EvalContext& context) {
 #ifdef KBENCH_WITH_CUDA
-  // Reading and compiling the archive needs no GPU: it runs while CUDA starts (cuInit in the
-  // device query, then the context), and NVRTC after them.
-  double reference_read_ms = 0;  // before the future: its destructor waits for the thread that writes it
-  std::future<std::shared_ptr<problems::Reference>> reference_loading;
-  if (!req.compile_only && context->reference_key != problem.key())
-    reference_loading = std::async(std::launch::async, [&problem, &reference_read_ms] {
-      const auto t0 = Clock::now();
-      auto reference = std::make_shared<problems::Reference>(problem, torch::kCPU);
-      reference_read_ms = ms_since(t0);
-      return reference;
-    });
+    if (!req.compile_only && context.reference_key != problem.key())
+      reference_loading_ = std::async(std::launch::async, [&problem, this] {
+        const auto t0 = Clock::now();
+        auto reference = std::make_shared<problems::Reference>(problem, torch::kCPU);
+        reference_read_ms_ = ms_since(t0);
+        return reference;
+      });
+#else
+    (void)req, (void)problem, (void)context;
 #endif
-  const auto gpu = launch::query_device(req.device);
-  // Figures the batch measured earlier on this GPU (a restarted worker starts with none), marked so
-  // that a record never presents them as timed in this process; emplace keeps the worker's own
-  // where it has them.
-  const auto take_known = [&](const char* kind, std::map<std::string, nlohmann::json>& figures) {
-    const auto it = req.known_baselines.find(kind);
-    if (it == req.known_baselines.end()) return;
-    auto entry = *it;
-    entry["from_earlier_worker"] = true;
-    figures.emplace(problem.key(), entry);
-  };
-  take_known("eager", context->baselines.eager);
-  take_known("compiled", context->baselines.compiled);
+  }
 
-  nlohmann::json record = {{"problem", {{"level", problem.level}, {"id", problem.id}, {"name", problem.name}}},
-                           {"submission", {{"path", req.submission}}},
-                           {"stochastic", problem.stochastic}};
-  phases["problem_load"] = ms_since(t_start);
-
+  // After the device query: starts the GPU thread (or, without a GPU, waits for the read).
+  void start(const EvalRequest& req, const problems::Problem& problem, const launch::DeviceInfo& gpu, EvalContext& context) {
 #ifdef KBENCH_WITH_CUDA
-  // Runs while NVRTC uses the CPU; joined before the host program is compiled, so that only one
-  // thread at a time compiles TorchScript.
-  std::future<nlohmann::json> gpu_ready;
-  if (gpu.present && !req.compile_only)
-    gpu_ready = std::async(std::launch::async, [&] { return prepare_gpu(req, problem, *context, reference_loading); });
-  else if (reference_loading.valid())
-    reference_loading.wait();  // no GPU to move it to; and it must not compile beside the host program
-  std::exception_ptr gpu_error;  // a request error (missing archive): thrown once the submission compiled
-  const auto join_gpu = [&] {
-    if (!gpu_ready.valid()) return;
-    // A large reference loads for seconds: that wait is under the correctness budget, not the
-    // compile budget, whose timeout would be blamed on the submission.
-    if (on_stage) on_stage("correctness");
+    if (gpu.present && !req.compile_only)
+      ready_ = std::async(std::launch::async, [&] { return prepare_gpu(req, problem, context, reference_loading_); });
+    else if (reference_loading_.valid())
+      reference_loading_.wait();  // no GPU to move it to; and it must not compile beside the host program
+#else
+    (void)req, (void)problem, (void)gpu, (void)context;
+#endif
+  }
+
+  // Waits for the GPU thread. A large reference loads for seconds: that wait is under the
+  // correctness budget, not the compile budget, whose timeout would be blamed on the submission.
+  void join(const Run& run) {
+#ifdef KBENCH_WITH_CUDA
+    if (!ready_.valid()) return;
+    run.stage("correctness");
     const auto t0 = Clock::now();
     try {
-      phases["gpu_prepare"] = gpu_ready.get();
-      if (reference_read_ms > 0) phases["gpu_prepare"]["reference_read"] = reference_read_ms;
+      run.phases["gpu_prepare"] = ready_.get();
+      if (reference_read_ms_ > 0) run.phases["gpu_prepare"]["reference_read"] = reference_read_ms_;
     } catch (...) {
-      gpu_error = std::current_exception();
+      error_ = std::current_exception();
     }
-    phases["gpu_wait"] = ms_since(t0);
-  };
+    run.phases["gpu_wait"] = ms_since(t0);
 #else
-  const auto join_gpu = [] {};
+    (void)run;
 #endif
-  // After the GPU thread started: NVML's start-up overlaps the CUDA context's.
-  auto t0 = Clock::now();
-  record["environment"] = report::environment(req.device);
-  phases["environment"] = ms_since(t0);
+  }
 
-  // 1. Split.
+  // A request error of the start-up (a missing archive), thrown once the submission has compiled.
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  double reference_read_ms_ = 0;  // declared before the future: its destructor waits for the thread that writes it
+#ifdef KBENCH_WITH_CUDA
+  std::future<std::shared_ptr<problems::Reference>> reference_loading_;
+  std::future<nlohmann::json> ready_;
+#endif
+  std::exception_ptr error_;
+};
+
+// What the compile stage makes of a submission: its device code (NVRTC) and its host program.
+struct CompiledSubmission {
+  compile::CompiledDevice device_code;
+  std::unique_ptr<compile::HostProgram> host;
+};
+
+// Stage 1: split the file, NVRTC, then the host program (after the GPU start-up joined). Returns
+// nothing once the record holds a verdict (host_error, compile_error).
+std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_startup) {
+  const auto& req = run.req;
+  auto& record = run.record;
   compile::Submission submission;
   try {
     submission = compile::read_submission(req.submission);
   } catch (const compile::SubmissionError& e) {
     set_verdict(record, Verdict::host_error, e.what());
-    return record;
+    return std::nullopt;
   }
   record["submission"]["hash"] = submission.hash;
 
-  // 2. NVRTC.
+  CompiledSubmission compiled;
   compile::CompileOptions options;
-  options.arch = !req.arch.empty() ? req.arch : (gpu.present ? gpu.arch() : "sm_90a");
+  options.arch = !req.arch.empty() ? req.arch : (run.gpu.present ? run.gpu.arch() : "sm_90a");
   const compile::CompileCache cache(problems::cache_dir() / "compile");
-  t0 = Clock::now();
-  const auto device_code = compile::compile_device_source(
+  auto t0 = Clock::now();
+  compiled.device_code = compile::compile_device_source(
       submission.device_source, std::filesystem::path(req.submission).filename().string(), options, &cache);
-  phases["nvrtc"] = ms_since(t0);
+  run.phases["nvrtc"] = ms_since(t0);
+  const auto& device_code = compiled.device_code;
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : device_code.kernels) kernels.push_back(k.to_string());
   record["compile"] = {{"ok", device_code.ok}, {"arch", device_code.arch}, {"nvrtc_ms", device_code.compile_ms},
@@ -348,145 +384,208 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   if (!device_code.ok) {
     const auto first_error = device_code.log.substr(0, device_code.log.find('\n'));
     set_verdict(record, Verdict::compile_error, "NVRTC: " + first_error);
-    return record;
+    return std::nullopt;
   }
 
-  join_gpu();
+  gpu_startup.join(run);
 
-  // 3. Host program.
   t0 = Clock::now();
-  std::unique_ptr<compile::HostProgram> host;
   try {
-    host = std::make_unique<compile::HostProgram>(submission.host_source, problem.inputs.size());
+    compiled.host = std::make_unique<compile::ScriptHostProgram>(submission.host_source, run.problem.inputs.size());
   } catch (const compile::HostProgramError& e) {
     const std::string what = e.what();
     set_verdict(record, Verdict::host_error, what.substr(0, what.find('\n')));
     record["host"] = {{"error", what}};
-    return record;
+    return std::nullopt;
   }
-  phases["host_compile"] = ms_since(t0);
-  record["host"] = {{"forward", host->forward_schema()}, {"setup", host->has_setup()}, {"torch_ops", host->torch_ops()},
-                    {"computing_ops", host->computing_ops()}};
-
-  if (req.compile_only || !gpu.present) {
-    set_verdict(record, Verdict::not_checked,
-                req.compile_only ? "compiled (--compile-only): correctness not checked"
-                                 : "compiled; correctness needs a GPU: " + gpu.why_absent);
-    phases["total"] = ms_since(t_start);
-    record["phases_ms"] = phases;
-    return record;
-  }
+  run.phases["host_compile"] = ms_since(t0);
+  const auto& host = *compiled.host;
+  record["host"] = {{"forward", host.forward_schema()}, {"setup", host.has_setup()}, {"torch_ops", host.torch_ops()},
+                    {"computing_ops", host.computing_ops()}};
+  return compiled;
+}
 
 #ifdef KBENCH_WITH_CUDA
-  const auto stage = [&](const char* name) {
-    if (on_stage) on_stage(name);
-  };
-
-  if (gpu_error) std::rethrow_exception(gpu_error);
-
-  // 4. Load on the GPU (runtime first, so the driver calls find torch's primary context current).
-  cudaSetDevice(req.device);
+// Stage 2: the CUBIN loaded into the GPU's context, its kernels made the ones kbench.launch finds.
+// Null (and a compile_error in the record) when it does not load.
+std::unique_ptr<launch::LoadedModule> load_stage(const Run& run, const compile::CompiledDevice& device_code) {
+  // The runtime first, so that the driver calls find torch's primary context current.
+  cudaSetDevice(run.req.device);
   cudaFree(nullptr);
-  t0 = Clock::now();
+  const auto t0 = Clock::now();
   std::unique_ptr<launch::LoadedModule> module;
   try {
     module = std::make_unique<launch::LoadedModule>(device_code.cubin, device_code.kernels);
   } catch (const std::exception& e) {
-    set_verdict(record, Verdict::compile_error, std::string("the CUBIN does not load on this GPU: ") + e.what());
-    return record;
+    set_verdict(run.record, Verdict::compile_error, std::string("the CUBIN does not load on this GPU: ") + e.what());
+    return nullptr;
   }
-  launch::set_active_module(module.get(), &gpu);
-  phases["module_load"] = ms_since(t0);
+  launch::set_active_module(module.get(), &run.gpu);
+  run.phases["module_load"] = ms_since(t0);
+  return module;
+}
 
-  stage("correctness");
-  auto& reference = *context->reference;
-
-  // 5. Correctness.
-  auto check_options = req.check;
-  check_options.keep_free_bytes = module->local_memory_reserve(gpu);
-  // Before anything else allocates: the memory held while the module was unknown may leave too
-  // little for its kernels' local memory, and is returned and taken again then.
-  t0 = Clock::now();
-  check::hold_free_memory(check_options.keep_free_bytes);
-  phases["memory_hold"] = ms_since(t0);
-  t0 = Clock::now();
-  if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
-  if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
-  auto params = clone_state(reference.state());
+// The candidate's parameters: its own copy of the reference's weights, through setup(). Sets the
+// verdict and returns nothing when setup fails.
+std::optional<c10::Dict<std::string, at::Tensor>> candidate_params(const Run& run, const compile::HostProgram& host) {
+  auto params = clone_state(run.context.reference->state());
   try {
-    params = host->setup(params);
+    return host.setup(params);
   } catch (const std::exception& e) {
-    set_verdict(record, check::classify_exception(e.what()), "setup: " + check::first_line_of_interest(e.what()));
-    record["error_details"] = e.what();
-    return record;
+    set_verdict(run.record, check::classify_exception(e.what()), "setup: " + check::first_line_of_interest(e.what()));
+    run.record["error_details"] = e.what();
+    return std::nullopt;
   }
-  // Fingerprints of the reference's own weights: a candidate's out-of-bounds write can land there.
-  const auto state_before = check::fingerprints(reference.state());
-  phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
-  const auto reused_before = context->reference_outputs.reused(), computed_before = context->reference_outputs.computed();
-  if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();
-  t0 = Clock::now();
-  const auto correctness = check::check_correctness(reference, *host, params, check_options, context->reference_outputs);
-  phases["correctness"] = ms_since(t0);
-  phases["correctness_split"] = check::to_json(correctness.phases);
+}
+
+// Stage 3: the correctness and robustness trials (check/correctness.h).
+check::CorrectnessResult correctness_stage(const Run& run, const compile::HostProgram& host,
+                                           const c10::Dict<std::string, at::Tensor>& params,
+                                           const check::CheckOptions& check_options) {
+  auto& context = run.context;
+  const auto t0 = Clock::now();
+  auto correctness = check::check_correctness(*context.reference, host, params, check_options, context.reference_outputs);
+  run.phases["correctness"] = ms_since(t0);
+  run.phases["correctness_split"] = check::to_json(correctness.phases);
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : correctness.trials) trials.push_back(check::to_json(t));
-  record["correctness"] = {{"trials", trials}, {"atol", check_options.tolerance.atol},
-                           {"rtol", check_options.tolerance.rtol}, {"robust_seed", check_options.robust_seed},
-                           {"output_bytes", correctness.output_bytes}};
+  run.record["correctness"] = {{"trials", trials}, {"atol", check_options.tolerance.atol},
+                               {"rtol", check_options.tolerance.rtol}, {"robust_seed", check_options.robust_seed},
+                               {"output_bytes", correctness.output_bytes}};
+  if (!correctness.details.empty()) run.record["error_details"] = correctness.details;
+  return correctness;
+}
+
+// Stage 4: timing, for a candidate correct under either rule (KernelBench's score needs the speedup
+// of one that is right only on its own inputs; kbench's never counts it).
+void timing_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
+                  const check::CheckOptions& check_options, int64_t output_bytes, Verdicts& verdicts) {
+  run.stage("timing");
+  const auto t0 = Clock::now();
+  try {
+    time_candidate_and_reference(run.req, check_options, *run.context.reference, host, params, run.gpu, output_bytes,
+                                 run.context, verdicts, run.record);
+  } catch (const std::exception& e) {
+    verdicts.fail(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
+    run.record["error_details"] = e.what();
+  }
+  run.phases["timing"] = ms_since(t0);
+}
+
+// Stage 5: the kernels must do the work: the outputs must be wrong without them. Last, because a
+// host program fed poison instead of its kernels' results may fail stickily (an index from poison);
+// the verdict holds either way. Returns whether that left the context unusable.
+bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
+                    const check::CheckOptions& check_options, const check::TrialInputs& inputs, Verdicts& verdicts) {
+  if (host.computing_ops().empty()) {
+    run.record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (only allocation, views, copies, "
+                                          "dtype conversions, fills and random draws): what its kernels do not write is a copy "
+                                          "of an input or a constant, which the robustness trials rule out"}};
+    return false;
+  }
+  const auto t0 = Clock::now();
+  const auto ablation = check::check_without_kernels(*run.context.reference, host, params, check_options,
+                                                     run.context.reference_outputs, inputs);
+  run.phases["ablation"] = ms_since(t0);
+  run.record["ablation"] = check::to_json(ablation);
+  if (ablation.outputs_right) verdicts.fail(Verdict::no_custom_kernel, ablation.message);
+  return ablation.context_poisoned;
+}
+
+// Last: the reference's own weights, where a candidate's out-of-bounds write can land. A damaged
+// reference is dropped, so that no later candidate is checked against it.
+void reference_integrity_stage(const Run& run, const check::Fingerprints& state_before, Verdicts& verdicts) {
+  auto& context = run.context;
+  if (check::fingerprints(context.reference->state()) == state_before) return;
+  verdicts.fail(Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
+  context.reference.reset();
+  context.reference_key.clear();
+  context.reference_outputs.clear();
+}
+
+// Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
+void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
+  const auto module = load_stage(run, compiled.device_code);
+  if (!module) return;
+  run.stage("correctness");
+  const auto& host = *compiled.host;
+  const auto& problem = run.problem;
+  auto& context = run.context;
+
+  auto check_options = run.req.check;
+  check_options.keep_free_bytes = module->local_memory_reserve(run.gpu);
+  // Before anything else allocates: the memory held while the module was unknown may leave too
+  // little for its kernels' local memory, and is returned and taken again then.
+  auto t0 = Clock::now();
+  check::hold_free_memory(check_options.keep_free_bytes);
+  run.phases["memory_hold"] = ms_since(t0);
+  if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
+  if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
+  if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();
+
+  t0 = Clock::now();
+  const auto params = candidate_params(run, host);
+  if (!params) return;
+  const auto state_before = check::fingerprints(context.reference->state());
+  run.phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
+
+  const auto reused_before = context.reference_outputs.reused(), computed_before = context.reference_outputs.computed();
+  const auto correctness = correctness_stage(run, host, *params, check_options);
   Verdicts verdicts{correctness.verdict, correctness.upstream_verdict, correctness.message, correctness.upstream_message};
-  if (!correctness.details.empty()) record["error_details"] = correctness.details;
   bool context_poisoned = correctness.context_poisoned;
-
-  // 6. Timing, for a candidate correct under either rule (KernelBench's score needs the speedup of
-  // one that is right only on its own inputs; kbench's never counts it).
-  if (verdicts.either_correct() && req.time) {
-    stage("timing");
-    t0 = Clock::now();
-    try {
-      time_candidate_and_reference(req, check_options, reference, *host, params, gpu, correctness.output_bytes,
-                                   *context, verdicts, record);
-    } catch (const std::exception& e) {
-      verdicts.fail(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
-      record["error_details"] = e.what();
-    }
-    phases["timing"] = ms_since(t0);
-  }
-
-  // 7. The kernels must do the work: the outputs must be wrong without them. Last, because a host
-  // program fed poison instead of its kernels' results may fail stickily (an index from poison);
-  // the verdict holds either way.
-  if (verdicts.either_correct() && !context_poisoned) {
-    if (host->computing_ops().empty()) {
-      record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (only allocation, views, copies, "
-                                        "dtype conversions, fills and random draws): what its kernels do not write is a copy "
-                                        "of an input or a constant, which the robustness trials rule out"}};
-    } else {
-      t0 = Clock::now();
-      const auto ablation = check::check_without_kernels(reference, *host, params, check_options,
-                                                         context->reference_outputs, correctness.ablation_inputs);
-      phases["ablation"] = ms_since(t0);
-      record["ablation"] = check::to_json(ablation);
-      if (ablation.outputs_right) verdicts.fail(Verdict::no_custom_kernel, ablation.message);
-      context_poisoned = ablation.context_poisoned;
-    }
-  }
-  verdicts.write(record, req.compat_kernelbench);
-  if (req.compat_kernelbench) record["compat"] = "kernelbench";
-  record["context_poisoned"] = context_poisoned;
+  if (verdicts.either_correct() && run.req.time)
+    timing_stage(run, host, *params, check_options, correctness.output_bytes, verdicts);
+  if (verdicts.either_correct() && !context_poisoned)
+    context_poisoned = ablation_stage(run, host, *params, check_options, correctness.ablation_inputs, verdicts);
   launch::set_active_module(nullptr, nullptr);
-  record["reference_outputs"] = {{"reused", context->reference_outputs.reused() - reused_before},
-                                 {"computed", context->reference_outputs.computed() - computed_before}};
-  if (!context_poisoned) {
-    if (check::fingerprints(reference.state()) != state_before) {
-      verdicts.fail(Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
-      verdicts.write(record, req.compat_kernelbench);
-      context->reference.reset();  // never check another candidate against damaged weights
-      context->reference_key.clear();
-      context->reference_outputs.clear();
-    }
-  }
+  run.record["context_poisoned"] = context_poisoned;
+  run.record["reference_outputs"] = {{"reused", context.reference_outputs.reused() - reused_before},
+                                     {"computed", context.reference_outputs.computed() - computed_before}};
+  if (!context_poisoned) reference_integrity_stage(run, state_before, verdicts);
+  verdicts.write(run.record, run.req.compat_kernelbench);
+  if (run.req.compat_kernelbench) run.record["compat"] = "kernelbench";
+}
 #endif
+
+}  // namespace
+
+// The pipeline: compile → (GPU) load → correctness → timing → ablation → integrity; each stage
+// writes its fragment of the record, and the first that settles the verdict ends it.
+nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const std::string&)>& on_stage,
+                        EvalContext* context) {
+  EvalContext local_context;
+  if (!context) context = &local_context;
+  const auto t_start = Clock::now();
+  nlohmann::json phases;
+  const auto catalog = problems::Catalog::load(problems::project_root(req.root));
+  const auto& problem = catalog.get(req.level, req.problem);
+  GpuStartup gpu_startup(req, problem, *context);  // reads the reference's archive while CUDA starts
+  const auto gpu = launch::query_device(req.device);
+  take_known_baselines(req, problem, context->baselines);
+  nlohmann::json record = {{"problem", {{"level", problem.level}, {"id", problem.id}, {"name", problem.name}}},
+                           {"submission", {{"path", req.submission}}},
+                           {"stochastic", problem.stochastic}};
+  phases["problem_load"] = ms_since(t_start);
+  const Run run{req, problem, gpu, *context, record, phases, on_stage};
+
+  gpu_startup.start(req, problem, gpu, *context);
+  // After the GPU thread started: NVML's start-up overlaps the CUDA context's.
+  const auto t0 = Clock::now();
+  record["environment"] = report::environment(req.device);
+  phases["environment"] = ms_since(t0);
+
+  const auto compiled = compile_stage(run, gpu_startup);
+  if (!compiled) return record;
+  if (req.compile_only || !gpu.present) {
+    set_verdict(record, Verdict::not_checked,
+                req.compile_only ? "compiled (--compile-only): correctness not checked"
+                                 : "compiled; correctness needs a GPU: " + gpu.why_absent);
+  } else {
+    gpu_startup.rethrow();
+#ifdef KBENCH_WITH_CUDA
+    run_on_gpu(run, *compiled);
+#endif
+  }
   phases["total"] = ms_since(t_start);
   record["phases_ms"] = phases;
   return record;

@@ -14,7 +14,7 @@
 using namespace kbench;
 
 TEST_CASE("the observer digests value-computing results as large as an output, as they were when made", "[check]") {
-  const compile::HostProgram host(
+  const compile::ScriptHostProgram host(
       "def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
       "    y = torch.relu(x)\n"
       "    z = y.contiguous().view(-1)\n"

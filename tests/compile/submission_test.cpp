@@ -38,7 +38,7 @@ TEST_CASE("malformed host blocks are rejected with a clear message", "[compile]"
 }
 
 TEST_CASE("a host program's value-computing PyTorch ops are told from allocation, views, copies, fills and int arithmetic", "[compile]") {
-  const kbench::compile::HostProgram kernels_only(
+  const kbench::compile::ScriptHostProgram kernels_only(
       "def forward(x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
       "    x = x.contiguous().to(torch.float32)\n"
       "    y = torch.zeros_like(x)\n"
@@ -47,7 +47,7 @@ TEST_CASE("a host program's value-computing PyTorch ops are told from allocation
       "    kbench.launch('k', [blocks], [256], (x.view(-1), y, n))\n"
       "    return y.view(x.shape)\n", 1);
   CHECK(kernels_only.computing_ops().empty());
-  const kbench::compile::HostProgram with_torch(
+  const kbench::compile::ScriptHostProgram with_torch(
       "def setup(params: Dict[str, Tensor]) -> Dict[str, Tensor]:\n"
       "    params['w'] = params['w'].t().contiguous()\n"
       "    return params\n"
