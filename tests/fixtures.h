@@ -17,7 +17,9 @@
 
 namespace kbench::testing {
 
-inline std::filesystem::path test_dir() { return KBENCH_TEST_DIR; }
+// This source tree's tests/ and the kbench executable built with the tests (tests/test_paths.cpp).
+std::filesystem::path test_dir();
+std::string kbench_exe();
 
 inline nlohmann::json read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -37,8 +39,8 @@ inline void remove_tree(const std::filesystem::path& dir) {
 // Runs the kbench executable with `args` and returns what it printed on stdout.
 inline std::string run_kbench(const std::string& args) {
   std::string out;
-  std::FILE* pipe = ::popen((std::string(KBENCH_EXE) + " " + args).c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + std::string(KBENCH_EXE));
+  std::FILE* pipe = ::popen((kbench_exe() + " " + args).c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + kbench_exe());
   std::array<char, 4096> buf;
   for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
   ::pclose(pipe);

@@ -42,7 +42,7 @@ TEST_CASE("submissions get their verdicts on the GPU, each in its own worker", "
     req.timing.trials = 10;
     sandbox::Budgets budgets;
     if (entry.contains("budget_s")) budgets.correctness_s = entry["budget_s"];
-    const auto record = sandbox::evaluate_isolated(req, budgets, KBENCH_EXE);
+    const auto record = sandbox::evaluate_isolated(req, budgets, testing::kbench_exe());
     std::cout << entry["file"].get<std::string>() << ": " << record.value("verdict", "?") << " — "
               << record.value("message", "") << "\n";
     INFO(entry["file"].get<std::string>() << ": " << record.dump().substr(0, 2000));
@@ -63,7 +63,7 @@ TEST_CASE("a reference without its archive is a request error that says how to m
   req.submission = (testing::test_dir().parent_path() / "level1" / "19_ReLU.cu").string();
   req.level = 1;
   req.problem = 19;
-  const auto record = sandbox::evaluate_isolated(req, {}, KBENCH_EXE);
+  const auto record = sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
   if (cache) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
   else ::unsetenv("KBENCH_CACHE");
   INFO(record.dump().substr(0, 2000));

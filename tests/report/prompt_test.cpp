@@ -46,7 +46,7 @@ TEST_CASE("the prompt's one-shot example is a correct submission on the GPU", "[
   req.problem = 19;
   req.check.tolerance = {-1, -1};
   req.time = false;
-  const auto record = sandbox::evaluate_isolated(req, {}, KBENCH_EXE);
+  const auto record = sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
   INFO(record.dump().substr(0, 1500));
   CHECK(record["verdict"] == "correct");
 }

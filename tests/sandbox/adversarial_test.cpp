@@ -37,7 +37,7 @@ sandbox::Budgets short_budgets() {
 TEST_CASE("every adversarial submission gets its verdict, and the harness recovers", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");
-  sandbox::Worker worker(KBENCH_EXE);
+  sandbox::Worker worker(testing::kbench_exe());
   std::printf("%-44s %-18s %-18s %8s\n", "case", "expected", "verdict", "seconds");
   for (const auto& entry : table["submissions"]) {
     sandbox::EvalRequest req;
@@ -93,7 +93,7 @@ TEST_CASE("a batch of hostile and correct submissions ends with every record and
   o.base.check.tolerance = {-1, -1};
   o.base.timing.trials = 20;
   o.budgets = short_budgets();
-  o.worker_exe = KBENCH_EXE;
+  o.worker_exe = testing::kbench_exe();
   const auto summary = sandbox::run_batch(o);
   std::printf("adversarial batch: %d records in %.1f s\n", summary.evaluated + summary.duplicates, summary.wall_s);
   std::ifstream in(o.out);

@@ -37,7 +37,7 @@ sandbox::BatchOptions options_for(const std::filesystem::path& dir) {
   o.progress = false;
   o.compile_threads = 2;
   o.base.check.tolerance = {-1, -1};
-  o.worker_exe = KBENCH_EXE;
+  o.worker_exe = testing::kbench_exe();
   return o;
 }
 
