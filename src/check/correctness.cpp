@@ -126,24 +126,25 @@ struct TrialRunner {
   ReferenceOutputCache& reference_outputs;
   CorrectnessResult& result;
 
-  // The candidate's forward, the device synchronised. Trials on the problem's own inputs run it on
-  // poisoned free memory and check for stray writes. Every trial once the reference's outputs are
-  // known observes the PyTorch ops it calls (into `observed`). Returns its output; on failure sets
-  // t's verdict and the result's details.
-  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t, bool robustness, TrialPhases& phases,
-                            std::vector<ObservedResult>& observed) {
+  // The candidate's forward, the device synchronised, under a memory guard (check/memory_guard.h):
+  // the first trial poisons all free memory (what earlier evaluations left there is wiped, and a
+  // stray write anywhere is found), later trials what the candidate allocates and the guard zones
+  // after it. Every trial observes the PyTorch ops it calls:
+  // which compute values (into `ops_ran`), and once the reference's outputs are known, digests of
+  // their results (into `observed`). Returns its output; on failure sets t's verdict and the
+  // result's details.
+  c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t, TrialPhases& phases,
+                            std::vector<ObservedResult>& observed, std::map<std::string, int64_t>& ops_ran) {
     PhaseTimer timer(phases.candidate_ms);
-    std::optional<FreeMemoryGuard> guard;
-    if (!robustness) guard.emplace(options.keep_free_bytes);
-    std::optional<TorchOpObserver> observer;
-    if (!result.output_specs.empty()) observer.emplace(result.output_specs);
+    FreeMemoryGuard guard(options.keep_free_bytes, t.trial == 0 ? Poison::all_free : Poison::guard_zones);
+    std::optional<TorchOpObserver> observer(std::in_place, result.output_specs);
     launch::reset_launch_count();
     c10::IValue out;
     try {
       torch::manual_seed(t.inputs.seed);
       out = host.forward(inputs, params);
       synchronize_device();
-      const auto stray = guard ? guard->stray_writes() : "";
+      const auto stray = guard.stray_writes();
       if (!stray.empty()) {
         t.verdict = Verdict::runtime_error;
         t.message = stray;
@@ -156,14 +157,22 @@ struct TrialRunner {
       result.context_poisoned = is_sticky_cuda_error(what);
     }
     t.launches = launch::launch_count();
-    if (observer) observed = observer->results();
+    observed = observer->results();
+    ops_ran = observer->computing_ops_ran();
+    for (const auto& [op, n] : ops_ran) result.computing_ops_ran[op] += n;
+    observer.reset();
     return out;
   }
 
   // Integrity: kernels launched, inputs and parameters untouched, outputs written by the kernels.
   void check_integrity(const c10::IValue& out, const std::vector<c10::IValue>& inputs, const Fingerprints& inputs_before,
-                       const std::vector<ObservedResult>& observed, TrialResult& t, TrialPhases& phases) {
+                       const std::vector<ObservedResult>& observed, const std::map<std::string, int64_t>& ops_ran,
+                       TrialResult& t, TrialPhases& phases) {
     PhaseTimer timer(phases.checks_ms);
+    if (t.verdict == Verdict::correct && options.forbid_torch_ops && !ops_ran.empty()) {
+      t.verdict = Verdict::no_custom_kernel;
+      t.message = "forward called " + ops_ran.begin()->first + ", a PyTorch op that computes values (--torch-ops forbid)";
+    }
     if (t.verdict == Verdict::correct && t.launches == 0) {
       t.verdict = Verdict::no_custom_kernel;
       t.message = "forward returned without launching a kernel of the submission";
@@ -231,8 +240,9 @@ struct TrialRunner {
       before = fingerprints(inputs);
     }
     std::vector<ObservedResult> observed;
-    const auto out = run_candidate(inputs, t, robustness, phases, observed);
-    check_integrity(out, inputs, before, observed, t, phases);
+    std::map<std::string, int64_t> ops_ran;
+    const auto out = run_candidate(inputs, t, phases, observed, ops_ran);
+    check_integrity(out, inputs, before, observed, ops_ran, t, phases);
     if (t.verdict == Verdict::correct) {
       const auto expected = reference_for(inputs, t, robustness, phases);
       if (expected) {
@@ -301,6 +311,7 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
       continue;
     }
     if (counted++ == 0) result.ablation_inputs = t.inputs;
+    result.robustness_distributions.push_back(dist);
     if (is_integrity_failure(t.verdict)) {  // holds under KernelBench's rule too, whatever the inputs
       result.verdict = result.upstream_verdict = t.verdict;
       result.message = result.upstream_message = trial_label(t) + ": " + t.message;
@@ -362,13 +373,16 @@ nlohmann::json to_json(const TrialPhases& p) {
 
 nlohmann::json to_json(const CorrectnessPhases& p) { return {{"own", to_json(p.own)}, {"robustness", to_json(p.robustness)}}; }
 
+c10::IValue run_reference(problems::Reference& reference, const std::vector<c10::IValue>& inputs, uint64_t forward_seed) {
+  auto out = reference.forward(inputs, forward_seed);
+  synchronize_device();
+  return out;
+}
+
 c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
                              const TrialInputs& made_from, uint64_t forward_seed, ReferenceOutputCache& outputs) {
-  return outputs.get(made_from.seed, made_from.distribution, forward_seed, [&] {
-    auto out = reference.forward(inputs, forward_seed);
-    synchronize_device();
-    return out;
-  });
+  return outputs.get(made_from.seed, made_from.distribution, forward_seed,
+                     [&] { return run_reference(reference, inputs, forward_seed); });
 }
 
 nlohmann::json to_json(const TrialResult& t) {

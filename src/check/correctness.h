@@ -6,6 +6,7 @@
 // is `fragile`, not `correct`.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct CheckOptions {
   uint64_t robust_seed = 0;
   Tolerance tolerance;
   int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
+  // --torch-ops forbid: a value-computing PyTorch op in forward is no_custom_kernel (KernelBench
+  // leaves the question open; its static checker makes it a setting, and so does kbench).
+  bool forbid_torch_ops = false;
 };
 
 // A fresh seed for the robustness trials (never 0, which means "draw one").
@@ -86,6 +90,10 @@ struct CorrectnessResult {
   // Inputs on which the submission's kernels must be needed (see check_without_kernels): those of
   // the first robustness trial that counted, else the first trial's.
   TrialInputs ablation_inputs;
+  // The robustness distributions whose trials counted: the ones the timed calls use beside the own.
+  std::vector<std::string> robustness_distributions;
+  // The value-computing PyTorch ops forward called in the trials, with how often (all trials).
+  std::map<std::string, int64_t> computing_ops_ran;
   CorrectnessPhases phases;
 };
 
@@ -104,12 +112,13 @@ bool is_integrity_failure(Verdict v);
 // Trial order: inputs → candidate → input and parameter check → reference → compare. The reference
 // runs (or a kept output of it comes back from host memory) after the candidate, so no reference
 // output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
-// inputs run until KernelBench's rule fails, with free memory poisoned and out-of-bounds writes
-// checked (check/memory_guard.h). The robustness trials run only while kbench's rule holds, without
-// the poison: memory left over holds values computed from other inputs, which cannot pass for this
-// trial's answer, and the kernels' writes were checked on the same shapes already. Every trial after
-// the first watches the PyTorch ops the host program calls (check/torch_op_observer.h): an output
-// that is one of their results, handed through a kernel, is no_custom_kernel.
+// inputs run until KernelBench's rule fails; the robustness trials run only while kbench's rule
+// holds. Every trial runs under a memory guard (check/memory_guard.h): the first one poisons all
+// free memory and checks it for stray writes, the others poison what the candidate allocates and
+// check the guard zones after it. Every trial watches the PyTorch ops the host program calls
+// (check/torch_op_observer.h): which compute values (forbidden under --torch-ops forbid) and, from
+// the second trial on, whether an output is one of their results handed through a kernel
+// (no_custom_kernel).
 CorrectnessResult check_correctness(problems::Reference& reference, const compile::HostProgram& host,
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs);
@@ -128,9 +137,12 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
                                      const CheckOptions& options, ReferenceOutputCache& reference_outputs,
                                      const TrialInputs& inputs);
 
-// The reference's output on `inputs` (run with `forward_seed`): kept in `outputs`, or computed and
-// the device synchronised. A CUDA error surfacing there throws, tagged as a runtime error: the
-// kernels still in flight are the candidate's.
+// The reference's forward on `inputs` (run with `forward_seed`), the device synchronised. A CUDA
+// error surfacing there throws, tagged as a runtime error: the kernels still in flight are the
+// candidate's.
+c10::IValue run_reference(problems::Reference& reference, const std::vector<c10::IValue>& inputs, uint64_t forward_seed);
+
+// The same, kept in `outputs` where that pays (see ReferenceOutputCache).
 c10::IValue reference_output(problems::Reference& reference, const std::vector<c10::IValue>& inputs,
                              const TrialInputs& made_from, uint64_t forward_seed, ReferenceOutputCache& outputs);
 

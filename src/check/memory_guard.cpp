@@ -27,6 +27,18 @@ std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, 
   return out;
 }
 
+std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, const std::vector<ByteRange>& free_at_start) {
+  const ByteRange zone{allocation.second, allocation.second + bytes};
+  std::vector<ByteRange> parts;
+  auto it = std::upper_bound(free_at_start.begin(), free_at_start.end(), ByteRange{zone.first, UINTPTR_MAX});
+  if (it != free_at_start.begin()) --it;  // the free block that may hold the zone's start
+  for (; it != free_at_start.end() && it->first < zone.second; ++it) {
+    const auto begin = std::max(it->first, zone.first), end = std::min(it->second, zone.second);
+    if (begin < end) parts.emplace_back(begin, end);
+  }
+  return parts;
+}
+
 HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes) {
   // Taking leaves 1 GiB besides `keep_free_bytes` to the driver: new small-allocation segments,
   // library workspaces. Giving back is needed only once the kernels' local memory
@@ -47,15 +59,23 @@ namespace {
 namespace allocator = c10::cuda::CUDACachingAllocator;
 
 // The caching allocator reports every allocation to attached trackers; one tracker per process,
-// attached on first use, records while a guard is active. It records the segments returned to the
-// driver too: when an allocation finds the GPU full, the allocator releases its free segments (a
-// poisoned one among them) and the driver may hand that memory to others (cuBLAS, local memory),
-// whose writes there are not the candidate's.
+// attached on first use, works while a guard is active: it fills each block as it is handed out
+// (on the allocation's stream, so before anything uses it) and the block's guard zone, and records
+// both. It records the segments returned to the driver too: when an allocation finds the GPU full,
+// the allocator releases its free segments (a poisoned one among them) and the driver may hand that
+// memory to others (cuBLAS, local memory), whose writes there are not the candidate's.
 struct AllocationLog {
   std::mutex mutex;
   bool recording = false;
-  std::vector<ByteRange> ranges;
+  std::vector<ByteRange> ranges;         // allocated (or returned to the driver) while recording
+  std::vector<ByteRange> free_at_start;  // guard zones: memory that was free when the guard began
+  std::vector<ByteRange> zones;          // guard zones poisoned so far
+  bool zoned = false;
 };
+
+void poison(const ByteRange& r, cudaStream_t stream) {
+  cudaMemsetAsync(reinterpret_cast<void*>(r.first), 0xFF, r.second - r.first, stream);
+}
 
 AllocationLog& allocation_log() {
   static AllocationLog* log = [] {
@@ -64,8 +84,18 @@ AllocationLog& allocation_log() {
       using Action = allocator::TraceEntry::Action;
       if (e.action_ != Action::ALLOC && e.action_ != Action::SEGMENT_FREE) return;
       std::lock_guard<std::mutex> lock(l->mutex);
+      if (!l->recording) return;
       constexpr uintptr_t kRound = 512;  // the allocator's granularity: a block's tail belongs to it
-      if (l->recording) l->ranges.emplace_back(e.addr_, e.addr_ + (e.size_ + kRound - 1) / kRound * kRound);
+      const ByteRange range{static_cast<uintptr_t>(e.addr_),
+                            static_cast<uintptr_t>(e.addr_) + (static_cast<uintptr_t>(e.size_) + kRound - 1) / kRound * kRound};
+      l->ranges.push_back(range);
+      if (e.action_ != Action::ALLOC) return;
+      poison(range, e.stream_);
+      if (!l->zoned) return;
+      for (const auto& zone : guard_zone(range, kGuardZoneBytes, l->free_at_start)) {
+        poison(zone, e.stream_);
+        l->zones.push_back(zone);
+      }
     });
     return l;
   }();
@@ -90,6 +120,17 @@ std::vector<ByteRange> free_blocks() {
   return out;
 }
 
+// Sorted, overlapping ranges joined.
+std::vector<ByteRange> merged(std::vector<ByteRange> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<ByteRange> out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.first <= out.back().second) out.back().second = std::max(out.back().second, r.second);
+    else out.push_back(r);
+  }
+  return out;
+}
+
 at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
   const auto element = static_cast<uintptr_t>(c10::elementSize(type));
   return at::from_blob(reinterpret_cast<void*>(begin), {static_cast<int64_t>((end - begin) / element)},
@@ -111,13 +152,18 @@ void hold_free_memory(int64_t keep_free_bytes) {
   if (plan.take > 0) at::empty({plan.take}, at::dtype(at::kByte).device(at::kCUDA));
 }
 
-FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes) {
+FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent) : extent_(extent) {
   auto& log = allocation_log();
   hold_free_memory(keep_free_bytes);
-  poisoned_ = free_blocks();
-  for (const auto& [begin, end] : poisoned_) device_bytes(begin, end, at::kByte).fill_(0xFF);
+  auto free_now = free_blocks();
+  if (extent == Poison::all_free)
+    for (const auto& [begin, end] : free_now) device_bytes(begin, end, at::kByte).fill_(0xFF);
   std::lock_guard<std::mutex> lock(log.mutex);
   log.ranges.clear();
+  log.zones.clear();
+  log.zoned = extent == Poison::guard_zones;
+  if (extent == Poison::all_free) poisoned_ = std::move(free_now);
+  else log.free_at_start = std::move(free_now);
   log.recording = true;
 }
 
@@ -126,6 +172,8 @@ FreeMemoryGuard::~FreeMemoryGuard() {
   std::lock_guard<std::mutex> lock(log.mutex);
   log.recording = false;
   log.ranges.clear();
+  log.zones.clear();
+  log.free_at_start.clear();
 }
 
 std::string FreeMemoryGuard::stray_writes() {
@@ -139,13 +187,22 @@ std::string FreeMemoryGuard::stray_writes() {
   const auto note = [&](bool intact, const ByteRange& r) {
     if (!intact && bad_regions++ == 0) first_bad = std::to_string(r.second - r.first);
   };
+  // What was poisoned: all free memory, or the guard zones (sorted and merged, as zones of
+  // neighbouring blocks may overlap). The reductions below allocate: their blocks are still recorded
+  // (and left out of what is checked), but get no guard zone of their own.
+  std::vector<ByteRange> poisoned = poisoned_;
+  {
+    std::lock_guard<std::mutex> lock(log.mutex);
+    log.zoned = false;
+    if (extent_ == Poison::guard_zones) poisoned = merged(log.zones);
+  }
   // Small regions first, copied to the host before anything here allocates on the device: the
   // reductions below take their temporaries from the small-allocation pool, perhaps from one of
   // these regions, and would find their own results there.
   constexpr uintptr_t kOnHost = uintptr_t{2} << 20;
   std::vector<ByteRange> large;
   std::vector<uint8_t> bytes;
-  for (const auto& r : unallocated_parts(poisoned_, recorded())) {
+  for (const auto& r : unallocated_parts(poisoned, recorded())) {
     if (r.second - r.first > kOnHost) {
       large.push_back(r);
       continue;
@@ -172,7 +229,7 @@ std::string FreeMemoryGuard::stray_writes() {
 #else
 
 void hold_free_memory(int64_t) {}
-FreeMemoryGuard::FreeMemoryGuard(int64_t) {}
+FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent) : extent_(extent) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }
 

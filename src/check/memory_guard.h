@@ -1,8 +1,15 @@
-// Out-of-bounds writes into free GPU memory. Before the candidate runs, every free byte the caching
-// allocator holds is filled with 0xFF (a NaN in float32, so an output the candidate never writes
-// cannot pass by inheriting an earlier answer, the reference's included). While it runs, every
-// allocation it makes is recorded. Afterwards, a byte of that free memory outside all those
-// allocations that is no longer 0xFF was written past the end of some buffer.
+// Poisoned memory for the candidate's runs. Every block the candidate allocates while a guard is on
+// is filled with 0xFF as it is handed out (a NaN in float32), so an output it never writes cannot
+// pass by inheriting an earlier answer, the reference's included. Out-of-bounds writes are found by
+// poisoning memory around its buffers and checking, after it ran, that what it had not allocated is
+// still 0xFF. Two extents:
+// - all free memory: every free byte the caching allocator holds is poisoned before the run and
+//   checked after it (tens of milliseconds on an 80 GB GPU). The first trial of an evaluation runs
+//   so: a stray write anywhere is found, and whatever earlier evaluations left in free memory (a
+//   reference's output for the same seed, in a batch) is wiped before this candidate runs.
+// - guard zones: the 2 MiB after each block the candidate allocates (what of it was free) is
+//   poisoned as the block is handed out and checked after the run: the writes past the end of a
+//   buffer that indexing bugs make. Later trials run so, at a cost of what they allocate.
 //
 // The allocator is first made to hold nearly all of the GPU's free memory, once per process: the
 // memory stays in its cache between guards, so later guards only refill the free blocks (tens of
@@ -35,11 +42,23 @@ using ByteRange = std::pair<uintptr_t, uintptr_t>;  // [begin, end)
 // The parts of `regions` (sorted, disjoint) that no range of `allocated` covers: what is left to check.
 std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, std::vector<ByteRange> allocated);
 
+// The guard zone of an allocation: the `bytes` after its end, as far as they lie in `free_at_start`
+// (sorted, disjoint): memory no live tensor owned when the guard began.
+std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, const std::vector<ByteRange>& free_at_start);
+
+inline constexpr uintptr_t kGuardZoneBytes = uintptr_t{2} << 20;
+
+enum class Poison {
+  all_free,     // all free memory poisoned before the run and checked after it
+  guard_zones,  // the candidate's allocations and the 2 MiB after each
+};
+
 class FreeMemoryGuard {
  public:
-  // Poisons the free memory and starts recording allocations. `keep_free_bytes` is memory left to
-  // the driver (local memory for the candidate's kernels) besides a fixed margin. No-op without a GPU.
-  explicit FreeMemoryGuard(int64_t keep_free_bytes = 0);
+  // Poisons (see Poison) and starts recording allocations, filling each as it is handed out.
+  // `keep_free_bytes` is memory left to the driver (local memory for the candidate's kernels)
+  // besides a fixed margin. No-op without a GPU.
+  explicit FreeMemoryGuard(int64_t keep_free_bytes = 0, Poison extent = Poison::all_free);
   ~FreeMemoryGuard();
   FreeMemoryGuard(const FreeMemoryGuard&) = delete;
   FreeMemoryGuard& operator=(const FreeMemoryGuard&) = delete;
@@ -48,7 +67,8 @@ class FreeMemoryGuard {
   std::string stray_writes();
 
  private:
-  std::vector<ByteRange> poisoned_;  // [begin, end) free blocks, in address order
+  Poison extent_;
+  std::vector<ByteRange> poisoned_;  // all_free: [begin, end) free blocks, in address order
 };
 
 }  // namespace kbench::check

@@ -59,7 +59,8 @@ void TorchOpObserver::op_returned(const char* op, const std::vector<at::Tensor>&
   // returns it, it counts once, under this op's name; from now on it counts as this op's.
   const bool nested = last_depth_ > depth;
   if (nested) last_depth_ = depth;
-  if (!compile::computes_values(op)) return;
+  if (!compile::computes_values(op) || outputs.empty()) return;
+  if (depth == 0) ++computing_ops_ran_[op];
   for (const auto& result : outputs) {
     const void* data = result.has_storage() ? result.data_ptr() : nullptr;
     const size_t first = results_.size();

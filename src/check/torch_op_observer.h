@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,15 +31,19 @@ struct ObservedResult {
   int64_t launches_before = 0;          // kbench.launch calls made before the op returned
 };
 
-// Observes the PyTorch ops that the current thread calls while alive, outside kbench.launch.
+// Observes the PyTorch ops that the current thread calls while alive, outside kbench.launch: which
+// value-computing ops the program called, and (with the outputs known) digests of their results.
 class TorchOpObserver {
  public:
+  // `outputs` empty: only which ops ran (the first trial, before the reference's outputs are known).
   explicit TorchOpObserver(std::vector<OutputSpec> outputs);
   ~TorchOpObserver();
   TorchOpObserver(const TorchOpObserver&) = delete;
   TorchOpObserver& operator=(const TorchOpObserver&) = delete;
 
   const std::vector<ObservedResult>& results() const { return results_; }
+  // The value-computing ops the program itself called (not those they call inside), with counts.
+  const std::map<std::string, int64_t>& computing_ops_ran() const { return computing_ops_ran_; }
 
   // Called by the op callback as each op returns, `depth` being the number of ops it runs inside.
   void op_returned(const char* op, const std::vector<at::Tensor>& outputs, int depth);
@@ -46,6 +51,7 @@ class TorchOpObserver {
  private:
   std::vector<OutputSpec> outputs_;
   std::vector<ObservedResult> results_;
+  std::map<std::string, int64_t> computing_ops_ran_;
   const void* last_data_ = nullptr;  // where the last observed result lives,
   int last_depth_ = -1;              // how deep its op ran,
   size_t last_first_ = 0;            // and its first entry in results_

@@ -102,6 +102,11 @@ void add_check_mode_options(CLI::App* cmd, sandbox::EvalRequest& req) {
          "--compat", [&req](const std::string& mode) { req.compat_kernelbench = mode == "kernelbench"; },
          "kernelbench: the verdict is KernelBench's (the problem's own inputs, atol as given); kbench's is kept beside it")
       ->check(CLI::IsMember({"kernelbench", "none"}));
+  cmd->add_option_function<std::string>(
+         "--torch-ops", [&req](const std::string& policy) { req.check.forbid_torch_ops = policy == "forbid"; },
+         "allow (default): forward may call PyTorch ops that compute values (recorded); forbid: any such op is "
+         "no_custom_kernel")
+      ->check(CLI::IsMember({"allow", "forbid"}));
 }
 
 // ---- list ---------------------------------------------------------------------------------------
@@ -153,8 +158,9 @@ void add_show(CLI::App& app, GlobalOptions& g, int& exit_code) {
         if (!in_spec.is_scalar) std::cout << nlohmann::json(in_spec.shape).dump();
       }
       std::cout << "  (" << mib(p.input_bytes) << ")  params: " << p.parameter_count
-                << "  tolerance: atol=" << p.atol << " rtol=" << p.rtol << (p.stochastic ? "  stochastic" : "") << "\n\n"
-                << source;
+                << "  tolerance: atol=" << p.atol << " rtol=" << p.rtol << (p.stochastic ? "  stochastic" : "") << "\n";
+      if (!p.degeneracy_note.empty()) std::cout << "# degenerate: " << p.degeneracy_note << "\n";
+      std::cout << "\n" << source;
     }
     exit_code = 0;
   });

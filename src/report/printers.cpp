@@ -94,6 +94,10 @@ std::string verdict_lines(const ScoredRun& run, const std::string& bullet) {
     for (const auto& [v, n] : s.verdicts) out += " " + v + " " + std::to_string(n);
     for (const auto& [k, v] : s.pass_at_k) out += "; pass@" + std::to_string(k) + " " + percent(v);
     for (const auto& [k, v] : s.fast1_at_k) out += "; fast_1@" + std::to_string(k) + " " + percent(v);
+    const auto correct = s.verdicts.count("correct") ? s.verdicts.at("correct") : 0;
+    if (correct > 0)
+      out += "; PyTorch compute ops in forward: " + std::to_string(s.correct_using_torch_ops) + " of " +
+             std::to_string(correct) + " correct (" + percent(static_cast<double>(s.correct_using_torch_ops) / correct) + ")";
     out += "\n";
   }
   return out;

@@ -57,6 +57,14 @@ bool speedup_flagged(const nlohmann::json& record) {
   return (*timing)["audit"].value("flagged", false);
 }
 
+bool used_torch_compute_ops(const nlohmann::json& record) {
+  const auto host = record.find("host");
+  if (host == record.end() || !host->is_object()) return false;
+  for (const char* key : {"computing_ops_ran", "computing_ops"})
+    if (const auto ops = host->find(key); ops != host->end()) return !ops->empty();
+  return false;
+}
+
 double at_k(int n, int c, int k) {
   if (n - c < k) return 1.0;
   double none = 1.0;  // C(n-c, k) / C(n, k) as a running product
@@ -75,8 +83,11 @@ std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const 
     s.problems_in_level = size;
     s.problems_sampled = static_cast<int>(per_problem.size());
     for (const auto& r : records)
-      if (r.contains("problem") && r["problem"].value("level", 0) == level)
-        ++s.verdicts[verdict_under(r, rules.kernelbench)], ++s.submissions;
+      if (r.contains("problem") && r["problem"].value("level", 0) == level) {
+        const auto verdict = verdict_under(r, rules.kernelbench);
+        ++s.verdicts[verdict], ++s.submissions;
+        s.correct_using_torch_ops += verdict == "correct" && used_torch_compute_ops(r);
+      }
     std::vector<double> all_eager, all_compiled;
     for (const auto& [key, p] : per_problem) {
       s.max_samples = std::max(s.max_samples, p.samples);
@@ -118,6 +129,7 @@ nlohmann::json to_json(const LevelScore& s) {
   for (const auto& [k, v] : s.fast1_at_k) fk["fast_1@" + std::to_string(k)] = v;
   return {{"level", s.level}, {"problems_in_level", s.problems_in_level}, {"problems_sampled", s.problems_sampled},
           {"submissions", s.submissions}, {"max_samples", s.max_samples}, {"verdicts", s.verdicts},
+          {"correct_using_torch_ops", s.correct_using_torch_ops},
           {"pass@1", s.pass_at_1}, {"fast_p_eager", fe}, {"fast_p_compiled", s.has_compiled ? fc : nlohmann::json()},
           {"pass@k", pk}, {"fast_1@k", fk}, {"geomean_speedup_eager", s.geomean_speedup_eager},
           {"geomean_speedup_compiled", s.has_compiled ? nlohmann::json(s.geomean_speedup_compiled) : nlohmann::json()}};

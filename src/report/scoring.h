@@ -24,6 +24,9 @@ struct ScoringRules {
 
 std::string verdict_under(const nlohmann::json& record, bool kernelbench);
 bool speedup_flagged(const nlohmann::json& record);
+// Whether forward called PyTorch ops that compute values (host.computing_ops_ran: the ops that ran in
+// the trials; records made before kbench recorded them: the ops its program names).
+bool used_torch_compute_ops(const nlohmann::json& record);
 
 struct ProblemSamples {
   int samples = 0;
@@ -39,6 +42,7 @@ struct LevelScore {
   int submissions = 0;
   int max_samples = 0;
   std::map<std::string, int> verdicts;
+  int correct_using_torch_ops = 0;  // correct submissions whose forward called PyTorch compute ops
   std::map<double, double> fast_eager, fast_compiled;  // p -> fast_p (expected over samples)
   double pass_at_1 = 0;
   std::map<int, double> pass_at_k, fast1_at_k;         // k -> pass@k, fast_1@k (k > 1 when samples allow)

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "check/memory_guard.h"
+#include "check/timed_calls.h"
 #include "compile/compile_cache.h"
 #include "compile/host_program.h"
 #include "compile/submission.h"
@@ -37,7 +38,6 @@ void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) 
   record["message"] = message;
 }
 
-#ifdef KBENCH_WITH_CUDA
 // Once a candidate has been checked it has two verdicts: kbench's (robustness trials, atol scaled to
 // the output) and KernelBench's (its own inputs, atol as given; see check/correctness.h). The stages
 // after the check can only take either from `correct` to a failure. The record's `verdict` is the one
@@ -65,6 +65,7 @@ struct Verdicts {
   }
 };
 
+#ifdef KBENCH_WITH_CUDA
 c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::Tensor>& state) {
   // The candidate gets its own copy: writing into it cannot change the reference's weights.
   c10::Dict<std::string, at::Tensor> out;
@@ -118,102 +119,6 @@ nlohmann::json recorded_compiled_figure(const std::string& gpu_name, const probl
   return entry;
 }
 
-// Times candidate and eager reference with the same protocol on the same inputs, and checks the
-// outputs of timed candidate runs: a candidate that is right when checked but wrong or stale when
-// timed (caching, unsynchronised streams) is `inconsistent`.
-void time_candidate_and_reference(const EvalRequest& req, const check::CheckOptions& check_options,
-                                  problems::Reference& reference, const compile::HostProgram& host,
-                                  const c10::Dict<std::string, at::Tensor>& params, const launch::DeviceInfo& gpu,
-                                  int64_t output_bytes, EvalContext& context, Verdicts& verdicts,
-                                  nlohmann::json& record) {
-  auto& baselines = context.baselines;
-  torch::NoGradGuard no_grad;
-  const auto& problem = reference.problem();
-  // Two alternating input sets defeat caching keyed on input pointers, where memory allows.
-  const bool two_sets = problem.input_bytes * 4 < gpu.memory_bytes;
-  const uint64_t seed = req.check.base_seed + 1000;
-  std::vector<std::vector<c10::IValue>> sets = {reference.make_inputs(seed)};
-  if (two_sets) sets.push_back(reference.make_inputs(seed + 1));
-  std::vector<c10::IValue> kept(sets.size());
-  c10::IValue out;
-  size_t calls = 0, last_set = 0;  // warm-up calls count too: the set is picked per call
-  std::optional<check::FreeMemoryGuard> guard;
-
-  auto candidate = timing::measure(
-      [&]() {
-        last_set = calls++ % sets.size();
-        out = host.forward(sets[last_set], params);
-      },
-      req.timing,
-      [&](int trial) {
-        const int first_kept = req.timing.trials - static_cast<int>(sets.size());
-        if (trial == first_kept - 1) {
-          // The kept runs must write their outputs: they get poisoned memory, not the last answer.
-          out = c10::IValue();
-          guard.emplace(check_options.keep_free_bytes);
-        }
-        if (trial >= first_kept) kept[last_set] = check::map_tensors(out, [](const at::Tensor& t) { return t.clone(); });
-      });
-  out = c10::IValue();
-  nlohmann::json timing = {{"candidate", timing::to_json(candidate)}, {"input_sets", sets.size()}};
-  const auto stray = guard ? guard->stray_writes() : "";
-  guard.reset();
-  if (!stray.empty()) {
-    verdicts.fail(Verdict::runtime_error, "during timed runs: " + stray);
-    record["timing"] = timing;
-    return;
-  }
-
-  for (size_t s = 0; s < sets.size(); ++s) {
-    if (kept[s].isNone() || problem.stochastic) continue;  // fewer timed trials than input sets
-    const auto expected = check::reference_output(reference, sets[s], {seed + s, problems::kOwnDistribution}, seed,
-                                                  context.reference_outputs);
-    const auto cmp = check::compare_outputs(expected, kept[s], check_options.tolerance);
-    const std::string why = "correct when checked, but a timed run's output differs: ";
-    if (cmp.verdict != Verdict::correct) verdicts.fail_kbench(Verdict::inconsistent, why + cmp.message);
-    if (cmp.upstream_verdict != Verdict::correct) verdicts.fail_kernelbench(Verdict::inconsistent, why + cmp.upstream_message);
-  }
-  kept.clear();
-  if (!verdicts.either_correct()) {
-    record["timing"] = timing;
-    return;
-  }
-
-  // The baselines are timed once per problem per GPU; later samples reuse the figures.
-  auto eager = baselines.eager.find(problem.key());
-  timing["eager_reused"] = eager != baselines.eager.end();
-  if (eager == baselines.eager.end()) {
-    const auto m = timing::measure([&, i = 0]() mutable { reference.forward(sets[i++ % sets.size()], seed); }, req.timing);
-    eager = baselines.eager.emplace(problem.key(), timing::to_json(m)).first;
-  }
-  timing["eager"] = eager->second;
-  timing["speedup_eager"] = eager->second["mean_ms"].get<double>() / candidate.stats.mean;
-
-  // Compiled: this GPU's AOTInductor package of the reference where one exists, else the figure
-  // recorded in baselines/<gpu>/compiled.json; the record says which.
-  auto compiled = baselines.compiled.find(problem.key());
-  if (compiled == baselines.compiled.end()) {
-    nlohmann::json entry;
-    try {
-      timing::CompiledReference package(problem, report::gpu_slug(gpu.name));
-      const auto m = timing::measure([&, i = 0]() mutable { package.run(sets[i++ % sets.size()]); }, req.timing);
-      entry = timing::to_json(m);
-      entry["source"] = "AOTInductor package, timed here: " + package.path().string();
-    } catch (const std::exception& e) {
-      const std::string why = e.what();
-      entry = recorded_compiled_figure(gpu.name, problem);
-      entry["package"] = why.substr(0, why.find('\n'));
-    }
-    compiled = baselines.compiled.emplace(problem.key(), entry).first;
-  }
-  timing["compiled"] = compiled->second;
-  if (compiled->second.contains("mean_ms"))
-    timing["speedup_compiled"] = compiled->second["mean_ms"].get<double>() / candidate.stats.mean;
-  const auto audit = timing::audit_speedup(problem.input_bytes, output_bytes, gpu.memory_bandwidth, candidate.stats.mean,
-                                           eager->second["mean_ms"].get<double>());
-  timing["audit"] = timing::to_json(audit);
-  record["timing"] = timing;
-}
 #endif
 
 // Figures the batch measured earlier on this GPU (a restarted worker starts with none), marked so
@@ -237,7 +142,7 @@ nlohmann::json EvalRequest::to_json() const {
           {"seed", check.base_seed}, {"robust_trials", check.robust_trials}, {"robust_seed", check.robust_seed},
           {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
-          {"known_baselines", known_baselines}};
+          {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
@@ -260,6 +165,7 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.timing.trials = j.value("timing_trials", 100);
   r.timing.warmup = j.value("warmup", 3);
   r.timing.flush_l2 = j.value("flush_l2", true);
+  r.check.forbid_torch_ops = j.value("torch_ops", "allow") == "forbid";
   r.known_baselines = j.value("known_baselines", nlohmann::json::object());
   return r;
 }
@@ -405,6 +311,20 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
   return compiled;
 }
 
+// --torch-ops forbid: forward may call no PyTorch op that computes values, so that every value of the
+// answer comes from the submission's kernels (none of PyTorch's answer in pieces, nor nudged by an
+// ulp). Decided from the program before it runs (the trials also watch the ops that do run).
+// Returns false once the record holds the verdict.
+bool torch_ops_policy_stage(const Run& run, const compile::HostProgram& host) {
+  if (!run.req.check.forbid_torch_ops || host.computing_ops().empty()) return true;
+  std::string ops;
+  for (const auto& op : host.computing_ops()) ops += (ops.empty() ? "" : ", ") + op;
+  Verdicts verdicts;
+  verdicts.fail(Verdict::no_custom_kernel, "forward calls PyTorch ops that compute values (" + ops + "); --torch-ops forbid");
+  verdicts.write(run.record, run.req.compat_kernelbench);
+  return false;
+}
+
 #ifdef KBENCH_WITH_CUDA
 // Stage 2: the CUBIN loaded into the GPU's context, its kernels made the ones kbench.launch finds.
 // Null (and a compile_error in the record) when it does not load.
@@ -453,18 +373,109 @@ check::CorrectnessResult correctness_stage(const Run& run, const compile::HostPr
                                {"rtol", check_options.tolerance.rtol}, {"robust_seed", check_options.robust_seed},
                                {"output_bytes", correctness.output_bytes}};
   if (!correctness.details.empty()) run.record["error_details"] = correctness.details;
+  run.record["host"]["computing_ops_ran"] = correctness.computing_ops_ran;
   return correctness;
+}
+
+// The robustness distributions the reference runs on (an index drawn from its inputs may fail on
+// some): the eager baseline is timed on each, once per problem, for every later candidate's audit.
+std::vector<std::string> reference_distributions(problems::Reference& reference, uint64_t seed) {
+  std::vector<std::string> runs_on;
+  for (const auto& d : problems::kRobustnessDistributions) {
+    try {
+      check::run_reference(reference, reference.make_inputs(seed, d), seed);
+      runs_on.push_back(d);
+    } catch (const std::exception&) {
+      // not timed on this distribution; the audit compares the others
+    }
+  }
+  return runs_on;
+}
+
+// The eager reference's timed calls: measured once per problem on this GPU (later samples reuse the
+// figure), on the problem's own inputs and on each robustness distribution it runs on.
+const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptions& calls) {
+  auto& figures = run.context.baselines.eager;
+  const auto key = run.problem.key();
+  if (const auto it = figures.find(key); it != figures.end()) return it->second;
+  auto& reference = *run.context.reference;
+  auto options = calls;
+  options.seed = 0;  // a run of its own
+  options.distributions = reference_distributions(reference, check::draw_robust_seed());
+  const auto timed = check::time_calls(
+      reference, [&](const std::vector<c10::IValue>& inputs, uint64_t seed) { reference.forward(inputs, seed); }, options);
+  return figures.emplace(key, check::to_json(timed)).first->second;
+}
+
+// The compiled baseline: this GPU's AOTInductor package of the reference where one exists, timed
+// on fresh inputs as the candidate is, else the figure recorded in baselines/<gpu>/compiled.json;
+// the entry's "source" says which.
+const nlohmann::json& compiled_baseline(const Run& run, const check::TimedCallOptions& calls) {
+  auto& figures = run.context.baselines.compiled;
+  const auto key = run.problem.key();
+  if (const auto it = figures.find(key); it != figures.end()) return it->second;
+  nlohmann::json entry;
+  try {
+    timing::CompiledReference package(run.problem, report::gpu_slug(run.gpu.name));
+    auto options = calls;
+    options.seed = 0;
+    options.distributions.clear();
+    const auto timed = check::time_calls(
+        *run.context.reference, [&](const std::vector<c10::IValue>& inputs, uint64_t) { package.run(inputs); }, options);
+    entry = check::to_json(timed);
+    entry["source"] = "AOTInductor package, timed here: " + package.path().string();
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    entry = recorded_compiled_figure(run.gpu.name, run.problem);
+    entry["package"] = why.substr(0, why.find('\n'));
+  }
+  return figures.emplace(key, entry).first->second;
+}
+
+// The candidate's timed calls (check/timed_calls.h): fresh inputs on every call, a random share of
+// them checked, a few on each robustness distribution that counted in its trials. A checked call
+// that was wrong is `inconsistent`; parameters written during the calls are `input_mutated`. Then
+// the baselines, the speedups and the two audits. Returns the record's `timing`.
+nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
+                             const c10::Dict<std::string, at::Tensor>& params, const check::CheckOptions& check_options,
+                             const check::CorrectnessResult& correctness, Verdicts& verdicts) {
+  torch::NoGradGuard no_grad;
+  check::TimedCallOptions calls;
+  calls.timing = run.req.timing;
+  calls.distributions = correctness.robustness_distributions;
+  const auto params_before = check::fingerprints(params);
+  const auto candidate = check::time_candidate(*run.context.reference, host, params, calls, check_options.tolerance);
+  nlohmann::json timing = {{"candidate", check::to_json(candidate)}};
+  if (candidate.verdict != Verdict::correct) verdicts.fail_kbench(candidate.verdict, candidate.message);
+  if (candidate.upstream_verdict != Verdict::correct)
+    verdicts.fail_kernelbench(candidate.upstream_verdict, candidate.upstream_message);
+  if (check::fingerprints(params) != params_before)
+    verdicts.fail(Verdict::input_mutated, "the candidate modified its parameters (params) during its timed calls");
+  if (!verdicts.either_correct()) return timing;
+
+  timing["eager_reused"] = run.context.baselines.eager.count(run.problem.key()) > 0;
+  const auto& eager = eager_baseline(run, calls);
+  const double candidate_ms = candidate.own.stats.mean, eager_ms = eager["mean_ms"].get<double>();
+  timing["eager"] = eager;
+  timing["speedup_eager"] = eager_ms / candidate_ms;
+  const auto& compiled = compiled_baseline(run, calls);
+  timing["compiled"] = compiled;
+  if (compiled.contains("mean_ms")) timing["speedup_compiled"] = compiled["mean_ms"].get<double>() / candidate_ms;
+  timing["audit"] = timing::to_json(
+      timing::audit_speedup(run.problem.input_bytes, correctness.output_bytes, run.gpu.memory_bandwidth, candidate_ms, eager_ms),
+      timing::audit_distribution_speed(check::distribution_means(timing["candidate"]), check::distribution_means(eager)));
+  return timing;
 }
 
 // Stage 4: timing, for a candidate correct under either rule (KernelBench's score needs the speedup
 // of one that is right only on its own inputs; kbench's never counts it).
 void timing_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
-                  const check::CheckOptions& check_options, int64_t output_bytes, Verdicts& verdicts) {
+                  const check::CheckOptions& check_options, const check::CorrectnessResult& correctness,
+                  Verdicts& verdicts) {
   run.stage("timing");
   const auto t0 = Clock::now();
   try {
-    time_candidate_and_reference(run.req, check_options, *run.context.reference, host, params, run.gpu, output_bytes,
-                                 run.context, verdicts, run.record);
+    run.record["timing"] = measure_speed(run, host, params, check_options, correctness, verdicts);
   } catch (const std::exception& e) {
     verdicts.fail(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
     run.record["error_details"] = e.what();
@@ -534,7 +545,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   Verdicts verdicts{correctness.verdict, correctness.upstream_verdict, correctness.message, correctness.upstream_message};
   bool context_poisoned = correctness.context_poisoned;
   if (verdicts.either_correct() && run.req.time)
-    timing_stage(run, host, *params, check_options, correctness.output_bytes, verdicts);
+    timing_stage(run, host, *params, check_options, correctness, verdicts);
   if (verdicts.either_correct() && !context_poisoned)
     context_poisoned = ablation_stage(run, host, *params, check_options, correctness.ablation_inputs, verdicts);
   launch::set_active_module(nullptr, nullptr);
@@ -549,8 +560,9 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
 
 }  // namespace
 
-// The pipeline: compile → (GPU) load → correctness → timing → ablation → integrity; each stage
-// writes its fragment of the record, and the first that settles the verdict ends it.
+// The pipeline: compile → PyTorch-op policy → (GPU) load → correctness → timing → ablation →
+// integrity; each stage writes its fragment of the record, and the first that settles the verdict
+// ends it.
 nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const std::string&)>& on_stage,
                         EvalContext* context) {
   EvalContext local_context;
@@ -576,6 +588,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
 
   const auto compiled = compile_stage(run, gpu_startup);
   if (!compiled) return record;
+  if (!torch_ops_policy_stage(run, *compiled->host)) return record;
   if (req.compile_only || !gpu.present) {
     set_verdict(record, Verdict::not_checked,
                 req.compile_only ? "compiled (--compile-only): correctness not checked"

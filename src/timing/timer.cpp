@@ -10,6 +10,11 @@
 #endif
 
 namespace kbench::timing {
+namespace {
+
+std::string noisy_warning(double cv) { return "noisy: coefficient of variation " + std::to_string(cv); }
+
+}  // namespace
 
 #ifdef KBENCH_WITH_CUDA
 namespace {
@@ -73,8 +78,7 @@ double wall_ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Measurement measure(const std::function<void()>& run, const TimingOptions& options,
-                    const std::function<void(int)>& after_trial) {
+Measurement measure(const std::function<void()>& run, const TimingOptions& options, const CallHooks& hooks) {
   Measurement m;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
   L2Flush l2;
@@ -82,7 +86,10 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   ClockWatch clocks(device);
-  for (int i = 0; i < options.warmup; ++i) run();
+  for (int i = 0; i < options.warmup; ++i) {
+    if (hooks.before) hooks.before(i - options.warmup);
+    run();
+  }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (warm-up)");
 
   // Host cost of synchronising an idle device: the floor of the hidden-work check below.
@@ -93,6 +100,11 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
     idle_sync = std::min(idle_sync, wall_ms_since(t0));
   }
   for (int i = 0; i < options.trials; ++i) {
+    if (hooks.before) {
+      hooks.before(i);
+      // The hook's work (an input drawn on the GPU) must not run into the timed region.
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before trial)");
+    }
     if (options.flush_l2) l2.flush(stream);
     start.record(stream);
     run();
@@ -112,9 +124,9 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
     }
     m.trial_ms.push_back(ms);
     clocks.sample();
-    if (after_trial) {
-      after_trial(i);
-      // Whatever the callback enqueued must not run into the next trial's wall-clock window.
+    if (hooks.after) {
+      hooks.after(i);
+      // Whatever the hook enqueued must not run into the next trial's wall-clock window.
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after trial)");
     }
   }
@@ -127,7 +139,7 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
     m.warnings.push_back("throttled: " + reasons + " (SM clock " + std::to_string(m.clocks.min_sm_mhz) + "-" +
                          std::to_string(m.clocks.max_sm_mhz) + " MHz)");
   }
-  if (m.noisy) m.warnings.push_back("noisy: coefficient of variation " + std::to_string(m.stats.cv));
+  if (m.noisy) m.warnings.push_back(noisy_warning(m.stats.cv));
   if (m.hidden_work_trials > 0)
     m.warnings.push_back(std::to_string(m.hidden_work_trials) +
                          " trial(s) left work running beyond the timed stream; counted until the device was idle");
@@ -136,11 +148,25 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
 
 #else
 
-Measurement measure(const std::function<void()>&, const TimingOptions&, const std::function<void(int)>&) {
+Measurement measure(const std::function<void()>&, const TimingOptions&, const CallHooks&) {
   throw std::runtime_error("timing needs a GPU build of kbench");
 }
 
 #endif
+
+Measurement select_trials(const Measurement& all, const std::function<bool(int)>& keep, const TimingOptions& options) {
+  Measurement m = all;
+  m.trial_ms.clear();
+  for (size_t i = 0; i < all.trial_ms.size(); ++i)
+    if (keep(static_cast<int>(i))) m.trial_ms.push_back(all.trial_ms[i]);
+  m.stats = summarize(m.trial_ms);
+  m.noisy = m.stats.cv > options.noisy_cv;
+  m.warnings.erase(std::remove_if(m.warnings.begin(), m.warnings.end(),
+                                  [](const std::string& w) { return w.rfind("noisy:", 0) == 0; }),
+                   m.warnings.end());
+  if (m.noisy) m.warnings.push_back(noisy_warning(m.stats.cv));
+  return m;
+}
 
 nlohmann::json to_json(const Measurement& m) {
   auto j = to_json(m.stats);

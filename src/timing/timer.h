@@ -1,5 +1,6 @@
-// The measurement protocol: warm-up, then N trials, each with the L2 flushed first, bracketed by CUDA
-// events on the current stream, and followed by a device synchronisation.
+// The measurement loop: warm-up, then N trials, each with the L2 flushed first, bracketed by CUDA
+// events on the current stream, and followed by a device synchronisation. What runs between the
+// calls (fresh inputs before each, checks after) is the caller's: check/timed_calls.h.
 #pragma once
 
 #include <functional>
@@ -29,11 +30,23 @@ struct Measurement {
   std::vector<std::string> warnings;
 };
 
+// What measure() calls around the calls of `run`, outside the timed region.
+struct CallHooks {
+  // Before every call, warm-up ones included (`call` is -warmup..-1 for them, then 0..trials-1),
+  // before the L2 flush: where the call's inputs are drawn.
+  std::function<void(int call)> before;
+  // After every timed call, once the device is synchronised: where its output is checked.
+  std::function<void(int call)> after;
+};
+
 // Times `run` (which enqueues work on the current stream) on the current device. GPU builds only;
-// elsewhere it throws with a clear message. `after_trial(i)` runs after each synchronised trial,
-// outside the timed region (the caller checks the outputs of timed runs there).
-Measurement measure(const std::function<void()>& run, const TimingOptions& options,
-                    const std::function<void(int)>& after_trial = {});
+// elsewhere it throws with a clear message.
+Measurement measure(const std::function<void()>& run, const TimingOptions& options, const CallHooks& hooks = {});
+
+// The same measurement restricted to the trials `keep` accepts: statistics and the noise flag of
+// those; clocks, hidden work and warnings stay those of the whole loop.
+Measurement select_trials(const Measurement& all, const std::function<bool(int trial)>& keep,
+                          const TimingOptions& options);
 
 nlohmann::json to_json(const Measurement& m);
 

@@ -5,6 +5,7 @@
 #include "catch.h"
 
 using kbench::check::ByteRange;
+using kbench::check::guard_zone;
 using kbench::check::unallocated_parts;
 
 TEST_CASE("the unallocated parts of poisoned blocks are what the allocations leave", "[check]") {
@@ -37,4 +38,15 @@ TEST_CASE("memory is held to a 1 GiB margin and given back only when local memor
   CHECK(plan_hold(GiB, 800 * MiB).release);
   CHECK(plan_hold(300 * MiB, 0).take == 0);
   CHECK(plan_hold(200 * MiB, 0).release);
+}
+
+TEST_CASE("an allocation's guard zone is what follows it and was free when the guard began", "[check]") {
+  const std::vector<ByteRange> free_at_start = {{1000, 5000}, {6000, 6500}, {8000, 9000}};
+  // Carved from the start of a free block: the zone is the rest of it, up to the zone's size.
+  CHECK(guard_zone({1000, 1512}, 1024, free_at_start) == std::vector<ByteRange>{{1512, 2536}});
+  // Near a block's end: the zone stops where the block did, and goes on in the next free block.
+  CHECK(guard_zone({4000, 4800}, 2000, free_at_start) == std::vector<ByteRange>{{4800, 5000}, {6000, 6500}});
+  // Followed by memory that was in use (a live tensor's): no zone there.
+  CHECK(guard_zone({6500, 7000}, 512, free_at_start).empty());
+  CHECK(guard_zone({9000, 9512}, 512, free_at_start).empty());
 }

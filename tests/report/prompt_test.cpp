@@ -62,3 +62,13 @@ TEST_CASE("feedback turns carry the verdict and the compile log", "[report]") {
   CHECK_THAT(text, contains_text("identifier \"zero\" is undefined"));
   CHECK_THAT(text, contains_text("Fix it"));
 }
+
+TEST_CASE("kbench show prints a problem's degeneracy note in plain text as in JSON", "[report]") {
+  // L2#9: on its own inputs the answer is all zeros (problems/degenerate.json).
+  const auto json = nlohmann::json::parse(testing::run_kbench("show --level 2 --problem 9 --json"));
+  REQUIRE(json.contains("degeneracy"));
+  const auto text = testing::run_kbench("show --level 2 --problem 9");
+  CHECK_THAT(text, contains_text("# degenerate: " + json["degeneracy"].get<std::string>()));
+  // A problem with no note prints none.
+  CHECK_FALSE(contains_text("# degenerate:").match(testing::run_kbench("show --level 1 --problem 19")));
+}

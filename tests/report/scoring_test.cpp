@@ -111,3 +111,29 @@ TEST_CASE("kbench report lists flagged records and leaves them out of fast_p", "
   const auto counted = nlohmann::json::parse(testing::run_kbench("report --json --include-flagged " + path.string()));
   CHECK(counted["levels"][0]["fast_p_eager"]["fast_1.0"].get<double>() == Approx(0.01));
 }
+
+TEST_CASE("the report says how many correct submissions used PyTorch compute ops in forward", "[report]") {
+  auto with_ops = record(2, 12, "correct", 1.01);
+  with_ops["host"] = {{"computing_ops", {"aten::matmul"}}, {"computing_ops_ran", {{"aten::matmul", 8}}}};
+  auto kernels_only = record(2, 13, "correct", 1.4);
+  kernels_only["host"] = {{"computing_ops", nlohmann::json::array()}, {"computing_ops_ran", nlohmann::json::object()}};
+  auto older = record(2, 14, "correct", 2.0);  // before kbench recorded the ops that ran: those its program names
+  older["host"] = {{"computing_ops", {"aten::relu"}}};
+  auto wrong = record(2, 15, "value_mismatch");
+  wrong["host"] = with_ops["host"];
+  CHECK(report::used_torch_compute_ops(with_ops));
+  CHECK_FALSE(report::used_torch_compute_ops(kernels_only));
+  CHECK(report::used_torch_compute_ops(older));
+  const std::vector<nlohmann::json> records = {with_ops, kernels_only, older, wrong};
+  CHECK(report::score(records, {{2, 100}})[0].correct_using_torch_ops == 2);  // of 3 correct
+  const auto path = std::filesystem::temp_directory_path() / "kbench-report-torch-ops.jsonl";
+  {
+    std::ofstream out(path);
+    int n = 0;
+    for (auto r : records) {
+      r["submission"] = {{"path", "sample_" + std::to_string(n++) + ".cu"}};  // one record per submission
+      out << r.dump() << "\n";
+    }
+  }
+  CHECK_THAT(testing::run_kbench("report " + path.string()), contains_text("PyTorch compute ops in forward: 2 of 3 correct"));
+}

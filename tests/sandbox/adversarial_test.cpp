@@ -38,6 +38,7 @@ TEST_CASE("every adversarial submission gets its verdict, and the harness recove
   if (!testing::gpu_or_skip()) return;
   const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");
   sandbox::Worker worker(testing::kbench_exe());
+  std::map<std::string, double> speedups;  // of the correct ones, by file
   std::printf("%-44s %-18s %-18s %8s\n", "case", "expected", "verdict", "seconds");
   for (const auto& entry : table["submissions"]) {
     sandbox::EvalRequest req;
@@ -47,17 +48,29 @@ TEST_CASE("every adversarial submission gets its verdict, and the harness recove
     req.check.tolerance = {-1, -1};
     req.timing.trials = 20;
     req.compat_kernelbench = entry.value("compat", "") == "kernelbench";
+    req.check.forbid_torch_ops = entry.value("torch_ops", "") == "forbid";
     const auto t0 = std::chrono::steady_clock::now();
     const auto record = worker.evaluate(req, short_budgets());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto verdict = record.value("verdict", "?");
-    std::printf("adversarial %-32s %-18s %-18s %8.1f  %s\n", entry["file"].get<std::string>().c_str(),
-                entry["verdict"].dump().c_str(), verdict.c_str(), seconds, record.value("message", "").substr(0, 90).c_str());
+    const auto file = entry["file"].get<std::string>();
+    const double speedup = record.contains("timing") ? record["timing"].value("speedup_eager", 0.0) : 0.0;
+    std::printf("adversarial %-32s %-18s %-18s %8.1f  %.2fx  %s\n", (file + (entry.contains("torch_ops") ? " (forbid)" : "")).c_str(),
+                entry["verdict"].dump().c_str(), verdict.c_str(), seconds, speedup, record.value("message", "").substr(0, 90).c_str());
     INFO(entry["file"].get<std::string>() << ": " << record.dump().substr(0, 1500));
     CHECK(verdict_expected(entry["verdict"], verdict));
     if (entry.contains("verdict_kernelbench"))
       CHECK(record["verdicts"]["kernelbench"]["verdict"] == entry["verdict_kernelbench"]);
     if (entry.contains("flagged")) CHECK(report::speedup_flagged(record) == entry["flagged"].get<bool>());
+    if (entry.contains("audit")) CHECK(record["timing"]["audit"][entry["audit"].get<std::string>()].value("flagged", false));
+    if (verdict == "correct") speedups[file] = speedup;
+    // A cheat that the timed calls defeat runs no faster than the honest kernel it is built on. The
+    // margin is far above run-to-run noise and far below what the cheat gained before (18x).
+    if (entry.contains("no_faster_than") && verdict == "correct") {
+      const auto honest = speedups.find(entry["no_faster_than"].get<std::string>());
+      REQUIRE(honest != speedups.end());
+      CHECK(speedup < 1.25 * honest->second);
+    }
   }
 }
 
@@ -76,7 +89,7 @@ TEST_CASE("a batch of hostile and correct submissions ends with every record and
     expected[name] = verdict;
   };
   for (const auto& e : table["submissions"])
-    if (!e.contains("compat"))  // the batch runs in kbench's own mode
+    if (!e.contains("compat") && !e.contains("torch_ops"))  // the batch runs in kbench's own mode
       add(testing::test_dir() / "adversarial" / e["file"].get<std::string>(), e["level"], e["problem"], e["verdict"]);
   // Ten reference kernels, correct on the H100 when this test was written.
   const auto root = testing::test_dir().parent_path();

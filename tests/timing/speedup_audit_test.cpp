@@ -32,3 +32,27 @@ TEST_CASE("a fast kernel at or above the floor, or a modest speedup, is not flag
   CHECK(j["flagged"] == true);
   CHECK(j["threshold"] == Approx(timing::kDefaultSuspiciousSpeedup));
 }
+
+TEST_CASE("a candidate fast only on the problem's own inputs is flagged, unless the reference is too", "[timing]") {
+  // Zeros on U[0, 1) inputs in 0.03 ms, an honest product elsewhere in 2.7 ms; the reference 2.7 ms everywhere.
+  const std::map<std::string, double> reference = {{"own", 2.7}, {"normal", 2.7}, {"logistic_x10", 2.8}};
+  const auto shortcut = timing::audit_distribution_speed({{"own", 0.03}, {"normal", 2.7}, {"logistic_x10", 2.7}}, reference);
+  CHECK(shortcut.measured);
+  CHECK(shortcut.flagged);
+  CHECK(shortcut.candidate_others_ms == Approx(2.7));
+  CHECK_THAT(shortcut.reason, contains_text("own inputs"));
+  // An honest kernel: the same time everywhere, or slower elsewhere by less than 1.5x.
+  CHECK_FALSE(timing::audit_distribution_speed({{"own", 1.0}, {"normal", 1.1}, {"logistic_x10", 1.4}}, reference).flagged);
+  // Data-dependent speed that the reference shows too is not the candidate's doing.
+  CHECK_FALSE(timing::audit_distribution_speed({{"own", 1.0}, {"normal", 2.0}}, {{"own", 1.0}, {"normal", 1.8}}).flagged);
+  // Only distributions both were timed on count; with none in common nothing is said.
+  const auto unmeasured = timing::audit_distribution_speed({{"own", 0.03}, {"normal", 2.7}}, {{"own", 2.7}});
+  CHECK_FALSE(unmeasured.measured);
+  CHECK_FALSE(unmeasured.flagged);
+  // The record's audit is flagged when either audit is, and says why.
+  const auto j = timing::to_json(timing::audit_speedup(1 << 20, 1 << 20, kH100Bandwidth, 0.03, 2.7), shortcut);
+  CHECK(j["flagged"] == true);
+  CHECK(j["bandwidth"]["flagged"] == false);
+  CHECK(j["distribution"]["flagged"] == true);
+  CHECK_THAT(j["reason"].get<std::string>(), contains_text("own inputs"));
+}

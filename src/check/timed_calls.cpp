@@ -1,0 +1,180 @@
+#include "check/timed_calls.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "check/correctness.h"
+#include "check/reference_outputs.h"
+
+#ifdef KBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace kbench::check {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// So that a draw's time is the GPU's; an error surfacing here is reported by the timing loop's
+// own synchronisation right after.
+void wait_for_device() {
+#ifdef KBENCH_WITH_CUDA
+  cudaDeviceSynchronize();
+#endif
+}
+
+std::string call_label(const CallPlan& plan, size_t index) {
+  const auto& c = plan.timed[index];
+  return "timed call " + std::to_string(index + 1) + " of " + std::to_string(plan.timed.size()) + " (" +
+         (c.distribution == problems::kOwnDistribution ? "the problem's own" : c.distribution) + " inputs, seed " +
+         std::to_string(c.seed) + ")";
+}
+
+// The calls of one run: inputs drawn before each (the last call's freed first, so that one input set
+// lives at a time), `call` timed, and `check` handed the output of each checked call.
+TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& options, bool with_checks,
+                     const std::function<c10::IValue(const std::vector<c10::IValue>&, uint64_t seed)>& call,
+                     const std::function<void(size_t index, c10::IValue output, TimedCalls&)>& check,
+                     CallPlan& plan) {
+  TimedCalls r;
+  r.seed = options.seed != 0 ? options.seed : draw_robust_seed();
+  plan = plan_calls(options, r.seed, with_checks);
+  r.timed_calls = static_cast<int>(plan.timed.size());
+  r.check_probability = with_checks ? options.check_probability : 0;
+  const int warmup = static_cast<int>(plan.warmup.size());
+  const auto call_at = [&](int i) -> const CallPlan::Call& { return i < 0 ? plan.warmup[i + warmup] : plan.timed[i]; };
+
+  std::vector<c10::IValue> inputs;
+  c10::IValue out;
+  int current = 0;
+  timing::CallHooks hooks;
+  hooks.before = [&](int i) {
+    const auto t0 = Clock::now();
+    out = c10::IValue();
+    inputs.clear();
+    current = i;
+    const auto& c = call_at(i);
+    inputs = reference.make_inputs(c.seed, c.distribution);
+    torch::manual_seed(c.seed);  // a stochastic forward draws what the check's reference draws
+    wait_for_device();
+    r.redraw_ms += ms_since(t0);
+  };
+  hooks.after = [&](int i) {
+    inputs.clear();  // a check draws them again from the seed: the candidate may have written into them
+    if (!plan.timed[i].checked) {
+      out = c10::IValue();
+      return;
+    }
+    const auto t0 = Clock::now();
+    check(static_cast<size_t>(i), std::move(out), r);
+    out = c10::IValue();
+    r.checks_ms += ms_since(t0);
+  };
+  auto timing_options = options.timing;
+  timing_options.warmup = warmup;
+  timing_options.trials = r.timed_calls;
+  const auto all = timing::measure([&] { out = call(inputs, call_at(current).seed); }, timing_options, hooks);
+  inputs.clear();
+  out = c10::IValue();
+
+  r.own = timing::select_trials(all, [&](int i) { return plan.timed[i].distribution == problems::kOwnDistribution; },
+                                options.timing);
+  for (const auto& d : options.distributions) {
+    std::vector<double> ms;
+    for (size_t i = 0; i < plan.timed.size(); ++i)
+      if (plan.timed[i].distribution == d) ms.push_back(all.trial_ms[i]);
+    if (!ms.empty()) r.distributions[d] = timing::summarize(ms);
+  }
+  return r;
+}
+
+}  // namespace
+
+CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, bool with_checks) {
+  std::mt19937_64 rng(seed);
+  CallPlan plan;
+  for (int i = 0; i < options.timing.warmup; ++i) plan.warmup.push_back({rng(), problems::kOwnDistribution, false});
+  std::vector<std::string> order(static_cast<size_t>(std::max(0, options.timing.trials)), problems::kOwnDistribution);
+  for (const auto& d : options.distributions)
+    order.insert(order.end(), static_cast<size_t>(std::max(0, options.calls_per_distribution)), d);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::bernoulli_distribution checked(with_checks ? options.check_probability : 0.0);
+  for (auto& d : order) {
+    const uint64_t call_seed = rng();
+    plan.timed.push_back({call_seed, std::move(d), checked(rng)});
+  }
+  return plan;
+}
+
+double miss_probability(double check_probability, int calls, double skipped) {
+  return std::pow(1.0 - check_probability, skipped * calls);
+}
+
+TimedCalls time_calls(problems::Reference& reference,
+                      const std::function<void(const std::vector<c10::IValue>&, uint64_t seed)>& call,
+                      const TimedCallOptions& options) {
+  CallPlan plan;
+  return run_calls(
+      reference, options, false,
+      [&](const std::vector<c10::IValue>& inputs, uint64_t seed) {
+        call(inputs, seed);
+        return c10::IValue();
+      },
+      [](size_t, c10::IValue, TimedCalls&) {}, plan);
+}
+
+TimedCalls time_candidate(problems::Reference& reference, const compile::HostProgram& host,
+                          const c10::Dict<std::string, at::Tensor>& params, const TimedCallOptions& options,
+                          const Tolerance& tolerance) {
+  CallPlan plan;
+  const auto check = [&](size_t index, c10::IValue output, TimedCalls& r) {
+    if (r.verdict != Verdict::correct && r.upstream_verdict != Verdict::correct) return;  // nothing left to find
+    const auto& c = plan.timed[index];
+    const bool robustness = c.distribution != problems::kOwnDistribution;
+    const auto expected = run_reference(reference, reference.make_inputs(c.seed, c.distribution), c.seed);
+    if (robustness && !all_finite(expected)) {
+      ++r.checks_skipped;
+      return;
+    }
+    ++r.checked;
+    auto rule = tolerance;
+    rule.robustness = robustness;
+    const auto cmp = compare_outputs(expected, output, rule);
+    const std::string why = "correct when checked, but " + call_label(plan, index) + " gave a wrong output: ";
+    if (cmp.verdict != Verdict::correct && r.verdict == Verdict::correct)
+      r.verdict = Verdict::inconsistent, r.message = why + cmp.message;
+    if (!robustness && cmp.upstream_verdict != Verdict::correct && r.upstream_verdict == Verdict::correct)
+      r.upstream_verdict = Verdict::inconsistent, r.upstream_message = why + cmp.upstream_message;
+  };
+  return run_calls(
+      reference, options, true,
+      [&](const std::vector<c10::IValue>& inputs, uint64_t) { return host.forward(inputs, params); }, check, plan);
+}
+
+nlohmann::json to_json(const TimedCalls& t) {
+  auto j = timing::to_json(t.own);
+  nlohmann::json distributions = nlohmann::json::object();
+  for (const auto& [d, stats] : t.distributions) distributions[d] = timing::to_json(stats);
+  j["distributions"] = distributions;
+  j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", true}, {"timed_calls", t.timed_calls},
+                   {"check_probability", t.check_probability}, {"checked", t.checked},
+                   {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms}};
+  return j;
+}
+
+std::map<std::string, double> distribution_means(const nlohmann::json& timing_entry) {
+  std::map<std::string, double> means;
+  if (timing_entry.contains("mean_ms")) means[problems::kOwnDistribution] = timing_entry["mean_ms"].get<double>();
+  if (const auto d = timing_entry.find("distributions"); d != timing_entry.end() && d->is_object())
+    for (const auto& [name, stats] : d->items())
+      if (stats.contains("mean_ms")) means[name] = stats["mean_ms"].get<double>();
+  return means;
+}
+
+}  // namespace kbench::check
