@@ -12,6 +12,8 @@
 # ci          kbench ci against results/ci/<gpu>.json (CI_RECORD=1: --record, copied to $OUT)
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch)
 # phases      scripts/eval-phases.sh
+# adversarial the adversarial table alone (tests/adversarial/expected.json), exporting only its problems
+# protocol    three reference kernels evaluated, with where their checks and timed calls spend time
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
@@ -58,6 +60,29 @@ for step in "$@"; do
   phases)
     timed phases scripts/eval-phases.sh build-gpu "$LOGS"
     tail -12 "$LOGS/phases.log" ;;
+  adversarial)
+    read -ra problems < <(python3 -c 'import json; d = json.load(open("tests/adversarial/expected.json"))
+print(" ".join(sorted({"%d:%d" % (e["level"], e["problem"]) for e in d["submissions"]})))')
+    timed export-adversarial python3 scripts/export_problems.py --only "${problems[@]}"
+    timed adversarial build-gpu/tests/kbench_tests "every adversarial submission gets its verdict*"
+    grep -E "^adversarial |FAILED|failed|passed" "$LOGS/adversarial.log" | cut -c1-200 ;;
+  protocol)
+    timed export-protocol python3 scripts/export_problems.py --only 1:19 2:12 3:4
+    for c in "level1/19_ReLU.cu 1 19" "level2/12_Gemm_Multiply_LeakyReLU.cu 2 12" "level3/4_LeNet5.cu 3 4"; do
+      read -r file level problem <<<"$c"
+      $KB eval "$file" --level "$level" --problem "$problem" --out "$LOGS/protocol-$level-$problem.json" >/dev/null
+      python3 - "$LOGS/protocol-$level-$problem.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); ph = r.get("phases_ms", {}); t = r.get("timing", {}); c = t.get("candidate", {})
+p = c.get("protocol", {}); own = ph.get("correctness_split", {}).get("own", {}); rob = ph.get("correctness_split", {}).get("robustness", {})
+print(f'{r["problem"]["name"]:28s} {r["verdict"]:10s} total {ph.get("total", 0):6.0f} ms: correctness {ph.get("correctness", 0):5.0f} '
+      f'(own candidate {own.get("candidate", 0):4.0f}, robustness candidate {rob.get("candidate", 0):4.0f}) timing {ph.get("timing", 0):5.0f} '
+      f'(redraws {p.get("redraw_ms", 0):4.0f}, checks {p.get("checks_ms", 0):4.0f}, {p.get("checked")}/{p.get("timed_calls")} checked) '
+      f'speedup {t.get("speedup_eager", 0):.2f} own {c.get("mean_ms", 0):.3f} ms dists '
+      + " ".join(f'{d}={s["mean_ms"]:.3f}' for d, s in c.get("distributions", {}).items())
+      + f' audit {t.get("audit", {}).get("flagged")}')
+PY
+    done ;;
   *) echo "unknown step: $step" ;;
   esac
 done

@@ -90,10 +90,10 @@ AllocationLog& allocation_log() {
                             static_cast<uintptr_t>(e.addr_) + (static_cast<uintptr_t>(e.size_) + kRound - 1) / kRound * kRound};
       l->ranges.push_back(range);
       if (e.action_ != Action::ALLOC) return;
-      poison(range, e.stream_);
+      poison(range, static_cast<cudaStream_t>(e.stream_));
       if (!l->zoned) return;
       for (const auto& zone : guard_zone(range, kGuardZoneBytes, l->free_at_start)) {
-        poison(zone, e.stream_);
+        poison(zone, static_cast<cudaStream_t>(e.stream_));
         l->zones.push_back(zone);
       }
     });
