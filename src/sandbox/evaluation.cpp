@@ -180,18 +180,19 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
   }
 
   // The baselines are timed once per problem per GPU; later samples reuse the figures.
-  auto eager = baselines.eager.find(problem.key());
+  const auto key = baseline_key(problem.key(), req.timing);
+  auto eager = baselines.eager.find(key);
   timing["eager_reused"] = eager != baselines.eager.end();
   if (eager == baselines.eager.end()) {
     const auto m = timing::measure([&, i = 0]() mutable { reference.forward(sets[i++ % sets.size()], seed); }, req.timing);
-    eager = baselines.eager.emplace(problem.key(), timing::to_json(m)).first;
+    eager = baselines.eager.emplace(key, timing::to_json(m)).first;
   }
   timing["eager"] = eager->second;
   timing["speedup_eager"] = eager->second["mean_ms"].get<double>() / candidate.stats.mean;
 
   // Compiled: this GPU's AOTInductor package of the reference where one exists, else the figure
   // recorded in baselines/<gpu>/compiled.json; the record says which.
-  auto compiled = baselines.compiled.find(problem.key());
+  auto compiled = baselines.compiled.find(key);
   if (compiled == baselines.compiled.end()) {
     nlohmann::json entry;
     try {
@@ -204,7 +205,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
       entry = recorded_compiled_figure(gpu.name, problem);
       entry["package"] = why.substr(0, why.find('\n'));
     }
-    compiled = baselines.compiled.emplace(problem.key(), entry).first;
+    compiled = baselines.compiled.emplace(key, entry).first;
   }
   timing["compiled"] = compiled->second;
   if (compiled->second.contains("mean_ms"))
@@ -216,7 +217,7 @@ void time_candidate_and_reference(const EvalRequest& req, const check::CheckOpti
 }
 #endif
 
-// Figures the batch measured earlier on this GPU (a restarted worker starts with none), marked so
+// Figures measured earlier on this GPU (a restarted worker starts with none), marked so
 // that a record never presents them as timed in this process; emplace keeps the worker's own where
 // it has them.
 void take_known_baselines(const EvalRequest& req, const problems::Problem& problem, BaselineTimings& baselines) {
@@ -225,11 +226,22 @@ void take_known_baselines(const EvalRequest& req, const problems::Problem& probl
     if (it == req.known_baselines.end()) continue;
     auto entry = *it;
     entry["from_earlier_worker"] = true;
-    figures->emplace(problem.key(), entry);
+    figures->emplace(baseline_key(problem.key(), req.timing), entry);
   }
 }
 
 }  // namespace
+
+compile::CompileOptions compile_options_for(const EvalRequest& req, const launch::DeviceInfo& gpu) {
+  compile::CompileOptions options;
+  options.arch = !req.arch.empty() ? req.arch : (gpu.present ? gpu.arch() : "sm_90a");
+  return options;
+}
+
+std::string baseline_key(const std::string& problem_key, const timing::TimingOptions& timing) {
+  return problem_key + " trials=" + std::to_string(timing.trials) + " warmup=" + std::to_string(timing.warmup) +
+         (timing.flush_l2 ? " flush" : " no-flush");
+}
 
 nlohmann::json EvalRequest::to_json() const {
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
@@ -368,8 +380,7 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
   record["submission"]["hash"] = submission.hash;
 
   CompiledSubmission compiled;
-  compile::CompileOptions options;
-  options.arch = !req.arch.empty() ? req.arch : (run.gpu.present ? run.gpu.arch() : "sm_90a");
+  const auto options = compile_options_for(req, run.gpu);
   const compile::CompileCache cache(problems::cache_dir() / "compile");
   auto t0 = Clock::now();
   compiled.device_code = compile::compile_device_source(
