@@ -183,9 +183,7 @@ BatchSummary run_batch(const BatchOptions& options) {
   const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
   const auto compile_options = compile_options_for(o.base, gpu0);
   const auto compile_start = Clock::now();
-  std::vector<int> gpus = o.gpus;
-  if (gpus.empty())
-    for (int g = 0; g < std::max(1, launch::device_count()); ++g) gpus.push_back(g);
+  const auto gpus = gpus_to_use(o.gpus);
   // One runner per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
   // so that its samples reuse the worker's loaded reference and eager timing.
   JobQueue queue(gpus.size());

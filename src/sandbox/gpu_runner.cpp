@@ -2,7 +2,16 @@
 
 #include <chrono>
 
+#include "launch/cuda_driver.h"
+
 namespace kbench::sandbox {
+
+std::vector<int> gpus_to_use(const std::vector<int>& chosen) {
+  if (!chosen.empty()) return chosen;
+  std::vector<int> all;
+  for (int g = 0; g < std::max(1, launch::device_count()); ++g) all.push_back(g);
+  return all;
+}
 
 GpuRunner::GpuRunner(int device, std::string worker_exe)
     : device_(device), worker_exe_(std::move(worker_exe)), worker_(std::make_unique<Worker>(worker_exe_)) {

@@ -9,12 +9,17 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sandbox/worker.h"
 
 namespace kbench::sandbox {
+
+// The GPUs to run on: `chosen`, or every visible one; device 0 where there is none (its worker then
+// gives the verdicts that need no GPU).
+std::vector<int> gpus_to_use(const std::vector<int>& chosen);
 
 class GpuRunner {
  public:

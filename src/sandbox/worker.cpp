@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sstream>
 #include <time.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,12 +82,17 @@ void Worker::start() {
     throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   std::cout.flush();  // a forked child must not repeat the parent's buffered output
   std::cerr.flush();
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
     // Child: stdin = requests, fd 3 = stages and records, stdout+stderr = captured output. Its own
     // process group, so that the parent can kill everything it starts.
     ::setpgid(0, 0);
+    // A worker never outlives kbench: one left behind by a killed parent would hold its GPU and run
+    // its candidate with no budget.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(1);
     // A parent that takes its signals on a thread of its own (kbench serve) blocks them in all the
     // others; exec keeps a blocked mask, and the worker must die of SIGTERM like any process.
     sigset_t none;

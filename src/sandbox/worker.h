@@ -44,7 +44,8 @@ class Worker {
   int evaluations_in_this_process() const { return served_; }
 
   // Starts the process now, if none is running: a spare then waits, libtorch loaded, for its first
-  // request. evaluate() starts one itself when there is none.
+  // request. evaluate() starts one itself when there is none. The process is killed when the
+  // thread that started it ends (it must not outlive kbench): start it on a thread that outlives it.
   void start();
 
   // Whether the process runs (reaping it if it has ended on its own, e.g. a spare whose start failed).
