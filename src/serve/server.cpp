@@ -149,6 +149,11 @@ struct Server::Impl {
   }
 
   void health(Response& res) {
+    const auto body = summary();
+    send_json(res, body["status"] == "ok" ? 200 : 503, body);
+  }
+
+  nlohmann::json summary() {
     auto body = service.health();
     const auto& b = options.defaults.budgets;
     body["limits"] = {{"max_source_bytes", options.max_source_bytes}, {"max_queue", options.service.max_queue},
@@ -156,8 +161,9 @@ struct Server::Impl {
                       {"host_memory_budget", b.host_memory_gib}};
     body["authentication"] = !options.token.empty();
     std::lock_guard<std::mutex> lock(mutex);
+    body["responses"] = nlohmann::json::object();
     for (const auto& [status, n] : responses) body["responses"][std::to_string(status)] = n;
-    send_json(res, body["status"] == "ok" ? 200 : 503, body);
+    return body;
   }
 
   void problem_list(const Request& req, Response& res) {
@@ -197,6 +203,8 @@ bool Server::run() {
   impl_->running = false;
   return served;
 }
+
+nlohmann::json Server::health() const { return impl_->summary(); }
 
 void Server::drain_and_stop() {
   impl_->service.drain();
@@ -239,11 +247,13 @@ int serve_until_signalled(const ServeOptions& options, bool json) {
     }).detach();
     server.drain_and_stop();
   });
-  const bool served = server.run();
+  const bool listened = server.run();
   if (!signalled.exchange(true)) pthread_kill(signals.native_handle(), SIGTERM);  // run() failed: end that thread
   signals.join();
-  if (!served) throw std::runtime_error("the server stopped listening on " + url);
-  if (!json) std::printf("kbench serve: drained, exiting\n");
+  if (!listened) throw std::runtime_error("the server stopped listening on " + url);
+  const auto served = server.health();
+  if (json) std::printf("%s\n", nlohmann::json{{"drained", served}}.dump().c_str());
+  else std::printf("kbench serve: drained after %zu evaluations, exiting\n", served["evaluations"]["served"].get<size_t>());
   return 0;
 }
 

@@ -32,6 +32,8 @@ class Server {
   bool run();
   // New requests get 503; every admitted evaluation finishes and is answered; then run() returns.
   void drain_and_stop();
+  // What GET /v1/health answers: workers, queue, evaluations served, HTTP answers by status.
+  nlohmann::json health() const;
 
  private:
   struct Impl;  // keeps httplib out of this header
@@ -41,7 +43,8 @@ class Server {
 bool is_loopback(const std::string& host);
 
 // `kbench serve`: binds, prints where it listens (one JSON line with `json`), serves until SIGTERM
-// or SIGINT, then drains; a second signal ends it at once. Returns the exit code.
+// or SIGINT, then drains and prints what it served (with `json`: {"drained": <health>}); a second
+// signal ends it at once. Returns the exit code.
 int serve_until_signalled(const ServeOptions& options, bool json);
 
 }  // namespace kbench::serve
