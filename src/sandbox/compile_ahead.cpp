@@ -1,5 +1,8 @@
 #include "sandbox/compile_ahead.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "compile/compile_cache.h"
 #include "compile/submission.h"
 #include "problems/catalog.h"
@@ -33,6 +36,9 @@ std::shared_future<void> CompileAhead::submit(const std::filesystem::path& submi
 }
 
 void CompileAhead::run() {
+  // Below the workers: NVRTC runs while GPUs time candidates, and a timed call's launches must not
+  // wait for a core.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
   const compile::CompileCache cache(problems::cache_dir() / "compile");
   for (;;) {
     Task task;

@@ -1,7 +1,7 @@
 // NVRTC ahead of the GPUs, on a pool of threads: a submission handed in is compiled into the
 // compile cache, where the worker that evaluates it finds the result (a batch hands in every file
 // up front; serve each request as it arrives). A file that does not split or compile is left to
-// its worker, which reports the verdict.
+// its worker, which reports the verdict. Its threads run at a lower priority than the workers.
 #pragma once
 
 #include <condition_variable>
