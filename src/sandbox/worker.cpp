@@ -114,6 +114,9 @@ void Worker::start() {
     ::execl(exe_.c_str(), exe_.c_str(), "__worker", static_cast<char*>(nullptr));
     _exit(127);
   }
+  // The child makes itself a process group too, but perhaps not before stop() kills that group:
+  // both set it, as shells do.
+  ::setpgid(pid_, pid_);
   ::close(input[0]);
   ::close(results[1]);
   ::close(output[1]);
