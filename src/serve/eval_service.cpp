@@ -23,7 +23,11 @@ EvalService::EvalService(const ServiceOptions& options, const problems::Catalog&
       sources_(problems::cache_dir() / "serve"),
       // A request waits behind at most this many of other problems' (a few seconds each).
       queue_(gpus_.size(), /*max_pass_overs=*/8) {
+  const int visible = launch::device_count();
   for (const int g : gpus_) {
+    if (visible > 0 && (g < 0 || g >= visible))
+      throw std::runtime_error("no GPU " + std::to_string(g) + ": " + std::to_string(visible) + " visible (0 to " +
+                               std::to_string(visible - 1) + ")");
     const auto gpu = launch::query_device(g);
     if (gpu.present) gpu_info_.push_back({{"device", g}, {"name", gpu.name}, {"arch", gpu.arch()}});
     else gpu_info_.push_back({{"device", g}, {"absent", gpu.why_absent}});
