@@ -588,6 +588,7 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--compile-threads", o->service.compile_threads, "NVRTC threads (default: all cores)");
   add_budget_options(cmd, o->defaults.budgets);
+  add_check_mode_options(cmd, o->defaults.request);  // every request's defaults, which its options override
   cmd->callback([&g, &exit_code, o, max_source_kib] {
     apply_logging(g);
     o->root = g.root;
