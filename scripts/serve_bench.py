@@ -267,6 +267,17 @@ def throughput(kbench, out_dir, clients=32):
     print(f"  serve: time queued (admitted to evaluated) p50 {waits[len(waits) // 2]:.1f} s, p90 {waits[int(len(waits) * .9)]:.1f} s; "
           f"runners busy {busy:.1f} s; worker processes started {sum(w['workers_started'] for w in health.get('workers', []))} "
           f"(spares included); HTTP answers {health.get('responses')}")
+    # What the spare worker saves: a process start with libtorch loaded per restart (a fresh worker's
+    # first record has worker_evaluations 1; the first worker of each GPU is not a restart).
+    starts = []
+    for _ in range(3):
+        t = time.monotonic()
+        subprocess.run([kbench, "--version"], stdout=subprocess.DEVNULL)
+        starts.append(time.monotonic() - t)
+    for label, records in (("batch", list(batch.values())), ("serve", [r for _, _, r, _ in results.values()])):
+        restarts = sum(1 for r in records if r.get("worker_evaluations") == 1) - len(health.get("workers", [1]))
+        print(f"  {label}: {restarts} worker restarts, each onto a spare started ahead: about {restarts * median(starts):.1f} s "
+              f"of process starts off the GPU's path (kbench --version: {1000 * median(starts):.0f} ms)")
     # What a second worker per GPU could hide: the CPU phases of each evaluation's worker.
     cpu = [sum(r.get("phases_ms", {}).get(k, 0) for k in ("problem_load", "environment", "nvrtc", "host_compile"))
            for _, _, r, _ in results.values()]
