@@ -63,6 +63,7 @@ struct Server::Impl {
   std::mutex mutex;
   std::map<int, size_t> responses;  // by HTTP status
   std::atomic<bool> running{false}, stop_requested{false};
+  int listening_socket = -1;
 
   explicit Impl(const ServeOptions& o)
       : options(o), catalog(problems::Catalog::load(problems::project_root(o.root))), service(o.service, catalog) {
@@ -72,10 +73,11 @@ struct Server::Impl {
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second server bind the same
     // port and silently take half of its requests. Not inherited by workers (FD_CLOEXEC).
-    http.set_socket_options([](int sock) {
+    http.set_socket_options([this](int sock) {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
       ::fcntl(sock, F_SETFD, FD_CLOEXEC);
+      listening_socket = sock;  // the last one tried is the one bound
     });
     // JSON-escaped sources grow (quotes, backslashes and newlines take two bytes).
     http.set_payload_max_length(2 * o.max_source_bytes + (64 << 10));
@@ -194,6 +196,9 @@ int Server::bind() {
   if (port < 0)
     throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
                              " (in use, or not an address of this machine)");
+  // Debian's cpp-httplib listens with a backlog of 5: 32 clients connecting at once had some
+  // connections reset before any thread took them. Listening again sets a larger one.
+  ::listen(impl_->listening_socket, SOMAXCONN);
   return port;
 }
 
