@@ -10,8 +10,9 @@ mkdir -p "$LOGS"
 step() { echo "== $1"; }
 
 step configure
+# shellcheck disable=SC2046  # cpp-httplib unpacked from .deb/ where it is not installed
 cmake --preset gpu -DKBENCH_TEST_MAX_WEIGHT_BYTES=${KBENCH_TEST_MAX_WEIGHT_BYTES:-17179869184} \
-  >"$LOGS/configure.log" 2>&1 || { tail -30 "$LOGS/configure.log"; exit 1; }
+  $(scripts/fetch-debs.sh cmake-args build-gpu/debs) >"$LOGS/configure.log" 2>&1 || { tail -30 "$LOGS/configure.log"; exit 1; }
 step build
 cmake --build --preset gpu -j "$(nproc)" >"$LOGS/build.log" 2>&1 \
   || { grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -60; exit 1; }

@@ -7,7 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=${OUT:-build-gpu/logs}
 mkdir -p "$LOGS"
-cmake --preset gpu >"$LOGS/configure.log" 2>&1 || { tail -30 "$LOGS/configure.log"; exit 1; }
+# shellcheck disable=SC2046  # cpp-httplib unpacked from .deb/ where it is not installed
+cmake --preset gpu $(scripts/fetch-debs.sh cmake-args build-gpu/debs) >"$LOGS/configure.log" 2>&1 || { tail -30 "$LOGS/configure.log"; exit 1; }
 cmake --build --preset gpu -j "$(nproc)" >"$LOGS/build.log" 2>&1 \
   || { grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -80; exit 1; }
 # shellcheck disable=SC2086  # $1 is a list of L:P words

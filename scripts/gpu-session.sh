@@ -3,7 +3,7 @@
 # (10 minutes at most) runs the steps it names and the next call on the same machine finds the
 # build and the archives still there. Logs go to one tarball in $OUT (the device tool brings back
 # at most 8 files), or to build-gpu/logs.
-#   scripts/gpu-session.sh build newcomer export degenerate tests ci throughput phases
+#   scripts/gpu-session.sh build newcomer export degenerate tests ci throughput phases serve-tests serve serve-throughput
 # build       configure (preset gpu) and build, timed
 # newcomer    a new user's first verdict: export L1#19 and evaluate its reference kernel, timed
 # export      every problem's archive (one process)
@@ -14,6 +14,9 @@
 # phases      scripts/eval-phases.sh
 # adversarial the adversarial table alone (tests/adversarial/expected.json), exporting only its problems
 # protocol    three reference kernels evaluated, with where their checks and timed calls spend time
+# serve-tests the kbench serve tests, CPU and GPU (ctest -R serve)
+# serve       scripts/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
+# serve-throughput  scripts/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
@@ -33,7 +36,9 @@ save() { [[ -n ${OUT:-} ]] && cp "$@" "$OUT/" ; }
 for step in "$@"; do
   case $step in
   build)
-    timed configure cmake --preset gpu -DKBENCH_TEST_MAX_WEIGHT_BYTES=17179869184 || tail -20 "$LOGS/configure.log"
+    # shellcheck disable=SC2046  # cpp-httplib unpacked from .deb/ where it is not installed
+    timed configure cmake --preset gpu -DKBENCH_TEST_MAX_WEIGHT_BYTES=17179869184 $(scripts/fetch-debs.sh cmake-args build-gpu/debs) \
+      || tail -20 "$LOGS/configure.log"
     timed build cmake --build --preset gpu -j "$(nproc)" || grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -60 ;;
   newcomer)
     timed export-one python3 scripts/export_problems.py --only 1:19
@@ -83,6 +88,15 @@ print(f'{r["problem"]["name"]:28s} {r["verdict"]:10s} total {ph.get("total", 0):
       + f' audit {t.get("audit", {}).get("flagged")}')
 PY
     done ;;
+  serve-tests)
+    timed serve-tests ctest --test-dir build-gpu -R serve --output-on-failure -j1
+    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run|Skipped" "$LOGS/serve-tests.log" | head -20 ;;
+  serve)
+    timed serve-bench scripts/serve-bench.sh build-gpu "$LOGS" latency load
+    grep -v "^export" "$LOGS/serve-bench.log" | cut -c1-260 ;;
+  serve-throughput)
+    timed serve-throughput scripts/serve-bench.sh build-gpu "$LOGS" throughput
+    grep -v "^export" "$LOGS/serve-throughput.log" | cut -c1-300 ;;
   *) echo "unknown step: $step" ;;
   esac
 done

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Throughput benchmark of `kbench batch` (run on a GPU machine after the build and the export):
-# 200 submissions across the three levels — the reference kernels (correct), the submission and
-# adversarial fixtures (incorrect, non-compiling, hostile but quick), each copied as several
-# distinct samples — scored end to end, then summarised with `kbench report`.
+# 200 submissions across the three levels (scripts/throughput-mix.sh) scored end to end, then
+# summarised with `kbench report`.
 # Exports the problems it uses first (cached archives are kept). Every visible GPU is used, as
 # `kbench batch` does by default.
 # Usage: scripts/throughput-bench.sh [build-dir] [out-dir]
@@ -12,25 +11,7 @@ BUILD=${1:-build-gpu}
 OUT_DIR=${2:-${OUT:-/tmp}}
 RUN=$(mktemp -d)/run
 mkdir -p "$RUN" "$OUT_DIR"
-sources=()
-for f in level1/*.cu level2/*.cu level3/*.cu; do sources+=("$f"); done
-for f in tests/submissions/l1_19_*.cu; do [[ $f == *endless_loop* ]] || sources+=("$f"); done
-for f in tests/adversarial/*.cu; do
-  case $f in *sleeps*|*endless*|*flood*) ;; *) sources+=("$f") ;; esac
-done
-# Problem of a fixture: its header comment names it ("Level 1 problem 21 ..."); a reference kernel's
-# path does (levelL/P_Name.cu).
-n=0
-while ((n < 200)); do
-  for f in "${sources[@]}"; do
-    ((n < 200)) || break
-    if [[ $f =~ ^level([0-9])/([0-9]+)_ ]]; then L=${BASH_REMATCH[1]}; P=${BASH_REMATCH[2]}
-    else read -r L P < <(sed -nE '1s#.*[Ll]evel ([0-9]) problem ([0-9]+).*#\1 \2#p' "$f"); fi
-    # A distinct sample: same code, one comment line more, so content hashes differ.
-    { cat "$f"; echo "// sample $n"; } >"$RUN/level_${L}_problem_${P}_sample_${n}_kernel.cu"
-    n=$((n + 1))
-  done
-done
+scripts/throughput-mix.sh "$RUN" 200
 mapfile -t problems < <(ls "$RUN" | sed -E 's/level_([0-9])_problem_([0-9]+)_.*/\1:\2/' | sort -u)
 python3 scripts/export_problems.py --only "${problems[@]}" | grep -v "^export" || true
 # GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.

@@ -47,6 +47,16 @@ inline std::string run_kbench(const std::string& args) {
   return out;
 }
 
+// A shell script standing in for `kbench __worker` (requests on stdin, stages and records on fd 3).
+inline std::string fake_worker(const std::string& name, const std::string& body) {
+  const auto path = std::filesystem::temp_directory_path() / ("kbench-fake-" + name + ".sh");
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  using std::filesystem::perms;
+  std::filesystem::permissions(path, perms::owner_all | perms::group_read | perms::group_exec | perms::others_read |
+                                         perms::others_exec);
+  return path.string();
+}
+
 // GPU tests call this first; the printed marker makes ctest report the test as skipped.
 inline bool gpu_or_skip() {
   if (launch::device_count() > 0) return true;

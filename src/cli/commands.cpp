@@ -23,8 +23,11 @@
 #include "report/regression.h"
 #include "report/scoring.h"
 #include "sandbox/batch.h"
+#include "sandbox/eval_options.h"
 #include "sandbox/evaluation.h"
 #include "sandbox/worker.h"
+#include "serve/client.h"
+#include "serve/server.h"
 #include "timing/reference_timing.h"
 
 namespace kbench::cli {
@@ -37,6 +40,11 @@ std::string self_exe() {
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) throw std::runtime_error("cannot find the kbench executable (/proc/self/exe)");
   return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
 }
 
 std::string mib(int64_t bytes) {
@@ -52,20 +60,6 @@ std::string read_text(const std::filesystem::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-nlohmann::json problem_json(const problems::Problem& p) {
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const auto& in : p.inputs)
-    inputs.push_back(in.is_scalar ? nlohmann::json{{"scalar", true}, {"dtype", in.dtype}}
-                                  : nlohmann::json{{"shape", in.shape}, {"dtype", in.dtype}});
-  nlohmann::json j = {{"level", p.level}, {"id", p.id}, {"name", p.name}, {"file", p.file}, {"sha256", p.sha256},
-                      {"inputs", inputs}, {"input_bytes", p.input_bytes}, {"params", p.parameter_count},
-                      {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic},
-                      {"degenerate", p.degenerate_kinds}};
-  if (!p.degeneracy_note.empty()) j["degeneracy"] = p.degeneracy_note;
-  if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
-  return j;
 }
 
 // Runs `measure` on every problem of the selection (level and id 0: all), each on its own: one that
@@ -109,6 +103,15 @@ void add_check_mode_options(CLI::App* cmd, sandbox::EvalRequest& req) {
       ->check(CLI::IsMember({"allow", "forbid"}));
 }
 
+// Time and memory budgets of a worker, shared by eval, batch and serve (for serve, the ceilings of
+// what a request may ask for).
+void add_budget_options(CLI::App* cmd, sandbox::Budgets& budgets) {
+  cmd->add_option("--compile-budget", budgets.compile_s, "Seconds allowed for compiling (default 60)");
+  cmd->add_option("--check-budget", budgets.correctness_s, "Seconds allowed for the correctness trials (default 180)");
+  cmd->add_option("--timing-budget", budgets.timing_s, "Seconds allowed for timing (default 300)");
+  cmd->add_option("--host-memory-budget", budgets.host_memory_gib, "GiB of host memory a worker may hold (default 48)");
+}
+
 // ---- list ---------------------------------------------------------------------------------------
 void add_list(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("list", "List the reference problems (problems/manifest.json)");
@@ -121,7 +124,7 @@ void add_list(CLI::App& app, GlobalOptions& g, int& exit_code) {
     for (const auto& p : catalog.all()) {
       if (*level && p.level != *level) continue;
       if (g.json) {
-        rows.push_back(problem_json(p));
+        rows.push_back(problems::to_json(p));
         continue;
       }
       std::string kinds;
@@ -147,7 +150,7 @@ void add_show(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto& p = catalog.get(*level, *id);
     const auto source = read_text(catalog.source_path(p));
     if (g.json) {
-      auto j = problem_json(p);
+      auto j = problems::to_json(p);
       j["source"] = source;
       j["input_generator"] = p.input_generator;
       std::cout << j.dump(2) << "\n";
@@ -250,21 +253,29 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--warmup", req->timing.warmup, "Warm-up runs before timing")->check(CLI::Range(0, 10000));
   cmd->add_flag("--no-flush", *no_flush, "Do not flush the L2 before each timed trial");
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
-  cmd->add_option("--device", req->device, "GPU ordinal");
+  auto* device = cmd->add_option("--device", req->device, "GPU ordinal");
   cmd->add_option("--out", *out_file, "Also write the JSON record to this file");
-  cmd->add_option("--compile-budget", budgets->compile_s, "Seconds allowed for compiling");
-  cmd->add_option("--check-budget", budgets->correctness_s, "Seconds allowed for the correctness trials");
-  cmd->add_option("--timing-budget", budgets->timing_s, "Seconds allowed for timing");
-  cmd->add_option("--host-memory-budget", budgets->host_memory_gib, "GiB of host memory the worker may hold");
-  cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
-  cmd->callback([&g, &exit_code, req, budgets, out_file, in_process, no_timing, no_flush] {
+  add_budget_options(cmd, *budgets);
+  auto* in_process_flag = cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
+  auto server = std::make_shared<std::string>(), token = std::make_shared<std::string>();
+  cmd->add_option("--server", *server, "Evaluate on a running `kbench serve` at this URL (e.g. http://127.0.0.1:8000)")
+      ->excludes(in_process_flag)->excludes(device);
+  cmd->add_option("--token", *token, "The server's token (default: $KBENCH_SERVE_TOKEN)");
+  cmd->callback([&g, &exit_code, req, budgets, out_file, in_process, no_timing, no_flush, server, token] {
     apply_logging(g);
     req->root = g.root;
     req->time = !*no_timing;
     req->timing.flush_l2 = !*no_flush;
-    // Problem errors are the user's: say so before spending a worker on them.
-    problems::Catalog::load(problems::project_root(g.root)).get(req->level, req->problem);
-    const auto record = *in_process ? sandbox::evaluate(*req) : sandbox::evaluate_isolated(*req, *budgets, sandbox::kForkWithoutExec);
+    nlohmann::json record;
+    if (!server->empty()) {
+      const nlohmann::json body = {{"source", read_text(req->submission)}, {"level", req->level}, {"problem", req->problem},
+                                   {"name", req->submission}, {"options", sandbox::options_of({*req, *budgets})}};
+      record = serve::evaluate_remote(*server, !token->empty() ? *token : env_or_empty("KBENCH_SERVE_TOKEN"), body);
+    } else {
+      // Problem errors are the user's: say so before spending a worker on them.
+      problems::Catalog::load(problems::project_root(g.root)).get(req->level, req->problem);
+      record = *in_process ? sandbox::evaluate(*req) : sandbox::evaluate_isolated(*req, *budgets, sandbox::kForkWithoutExec);
+    }
     if (record.contains("error")) throw std::runtime_error(record["error"].get<std::string>());
     if (!out_file->empty()) std::ofstream(*out_file) << record.dump(2) << "\n";
     if (g.json) std::cout << record.dump(2) << "\n";
@@ -393,9 +404,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_check_mode_options(cmd, o->base);
   cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
-  cmd->add_option("--check-budget", o->budgets.correctness_s, "Seconds allowed for the correctness trials");
-  cmd->add_option("--timing-budget", o->budgets.timing_s, "Seconds allowed for timing");
-  cmd->add_option("--host-memory-budget", o->budgets.host_memory_gib, "GiB of host memory a worker may hold");
+  add_budget_options(cmd, o->budgets);
   cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
     apply_logging(g);
     o->dir = *dir;
@@ -568,6 +577,35 @@ void add_prompt(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+// ---- serve --------------------------------------------------------------------------------------
+void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "serve", "Evaluate submissions sent over HTTP (POST /v1/eval), workers kept warm per GPU: for RL and agent loops");
+  auto o = std::make_shared<serve::ServeOptions>();
+  o->defaults = sandbox::default_eval_settings();
+  auto max_source_kib = std::make_shared<size_t>(1024);
+  cmd->add_option("--host", o->host, "Address to listen on (default 127.0.0.1; set --token to listen elsewhere)");
+  cmd->add_option("--port", o->port, "Port (default 8000; 0: any free port, printed)")->check(CLI::Range(0, 65535));
+  cmd->add_option("--gpus", o->service.gpus, "GPU ordinals to use (default: all visible)")->delimiter(',');
+  cmd->add_option("--token", o->token, "Require \"Authorization: Bearer TOKEN\" on every request (default: $KBENCH_SERVE_TOKEN)");
+  cmd->add_option("--max-queue", o->service.max_queue, "Evaluations admitted at once, waiting or running; more get 429 (default 64)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-source-kib", *max_source_kib, "Largest source accepted, in KiB; larger get 413 (default 1024)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--compile-threads", o->service.compile_threads, "NVRTC threads (default: all cores)");
+  add_budget_options(cmd, o->defaults.budgets);
+  add_check_mode_options(cmd, o->defaults.request);  // every request's defaults, which its options override
+  cmd->callback([&g, &exit_code, o, max_source_kib] {
+    apply_logging(g);
+    o->root = g.root;
+    o->defaults.request.root = g.root;
+    o->max_source_bytes = *max_source_kib << 10;
+    if (o->token.empty()) o->token = env_or_empty("KBENCH_SERVE_TOKEN");
+    o->service.worker_exe = self_exe();
+    exit_code = serve::serve_until_signalled(*o, g.json);
+  });
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
@@ -601,6 +639,7 @@ void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
   add_report(app, global, exit_code);
   add_ci(app, global, exit_code);
   add_prompt(app, global, exit_code);
+  add_serve(app, global, exit_code);
   add_worker(app, exit_code);
 }
 

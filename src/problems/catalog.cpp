@@ -68,6 +68,20 @@ Catalog Catalog::load(const std::filesystem::path& root) {
   return catalog;
 }
 
+nlohmann::json to_json(const Problem& p) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const auto& in : p.inputs)
+    inputs.push_back(in.is_scalar ? nlohmann::json{{"scalar", true}, {"dtype", in.dtype}}
+                                  : nlohmann::json{{"shape", in.shape}, {"dtype", in.dtype}});
+  nlohmann::json j = {{"level", p.level}, {"id", p.id}, {"name", p.name}, {"file", p.file}, {"sha256", p.sha256},
+                      {"inputs", inputs}, {"input_bytes", p.input_bytes}, {"params", p.parameter_count},
+                      {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic},
+                      {"degenerate", p.degenerate_kinds}};
+  if (!p.degeneracy_note.empty()) j["degeneracy"] = p.degeneracy_note;
+  if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
+  return j;
+}
+
 const Problem* Catalog::find(int level, int id) const {
   for (const auto& p : problems_)
     if (p.level == level && p.id == id) return &p;

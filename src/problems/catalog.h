@@ -62,6 +62,9 @@ class Catalog {
 
 Problem problem_from_json(const nlohmann::json& entry);
 
+// A problem's facts as `kbench list --json` and serve's GET /v1/problems give them.
+nlohmann::json to_json(const Problem& problem);
+
 // Where `kbench degenerate --write` records its measurements.
 std::filesystem::path degeneracy_file(const std::filesystem::path& root);
 

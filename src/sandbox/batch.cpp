@@ -1,8 +1,6 @@
 #include "sandbox/batch.h"
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <future>
@@ -13,10 +11,11 @@
 #include <unistd.h>
 
 #include "check/correctness.h"
-#include "compile/compile_cache.h"
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "problems/catalog.h"
+#include "sandbox/compile_ahead.h"
+#include "sandbox/gpu_runner.h"
 #include "sandbox/job_queue.h"
 
 namespace kbench::sandbox {
@@ -182,93 +181,57 @@ BatchSummary run_batch(const BatchOptions& options) {
 
   // NVRTC on every core, ahead of the GPUs: workers then find their CUBINs in the compile cache.
   const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
-  compile::CompileOptions copts;
-  copts.arch = !o.base.arch.empty() ? o.base.arch : (gpu0.present ? gpu0.arch() : "sm_90a");
-  const compile::CompileCache cache(problems::cache_dir() / "compile");
-  std::atomic<size_t> next_compile{0};
-  std::vector<std::promise<void>> compiled(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].compiled = compiled[i].get_future().share();
-  const int threads = o.compile_threads > 0 ? o.compile_threads : std::max(1u, std::thread::hardware_concurrency());
+  const auto compile_options = compile_options_for(o.base, gpu0);
   const auto compile_start = Clock::now();
-  std::vector<std::thread> compilers;
-  for (int t = 0; t < threads; ++t)
-    compilers.emplace_back([&] {
-      for (size_t i; (i = next_compile++) < jobs.size();) {
-        try {
-          const auto sub = compile::read_submission(jobs[i].submission.path);
-          compile::compile_device_source(sub.device_source, jobs[i].submission.path.filename().string(), copts, &cache);
-        } catch (const std::exception&) {
-          // Malformed files get their verdict from the worker; nothing to prepare here.
-        }
-        compiled[i].set_value();
-      }
-    });
-
-  // One worker per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
+  const auto gpus = gpus_to_use(o.gpus);
+  // One runner per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
   // so that its samples reuse the worker's loaded reference and eager timing.
-  std::vector<int> gpus = o.gpus;
-  if (gpus.empty())
-    for (int g = 0; g < std::max(1, launch::device_count()); ++g) gpus.push_back(g);
-  summary.gpu_busy_s.assign(gpus.size(), 0.0);
-  Progress progress(static_cast<int>(jobs.size()), o.progress);
-  std::vector<size_t> problem_sizes;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const auto& s = jobs[i].submission;
-    if (i == 0 || s.level != jobs[i - 1].submission.level || s.problem != jobs[i - 1].submission.problem)
-      problem_sizes.push_back(0);
-    ++problem_sizes.back();
+  JobQueue queue(gpus.size());
+  {
+    CompileAhead compile_ahead(o.compile_threads);
+    for (auto& job : jobs) {
+      job.compiled = compile_ahead.submit(job.submission.path, compile_options);
+      queue.push(std::to_string(job.submission.level) + "/" + std::to_string(job.submission.problem));
+    }
+    queue.close();
+    summary.gpu_busy_s.assign(gpus.size(), 0.0);
+    Progress progress(static_cast<int>(jobs.size()), o.progress);
+    std::mutex summary_mutex;
+    std::vector<std::thread> runners;
+    for (size_t g = 0; g < gpus.size(); ++g)
+      runners.emplace_back([&, g] {
+        GpuRunner runner(gpus[g], o.worker_exe);
+        while (const auto next = queue.next(g)) {
+          const size_t i = *next;
+          jobs[i].compiled.wait();
+          auto req = o.base;
+          req.submission = jobs[i].submission.path.string();
+          req.level = jobs[i].submission.level;
+          req.problem = jobs[i].submission.problem;
+          const auto t0 = Clock::now();
+          nlohmann::json record;
+          if (!catalog.find(req.level, req.problem)) {
+            record = {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"verdict", "host_error"},
+                      {"message", "no such problem in the catalog"}};
+          } else {
+            record = runner.evaluate(req, o.budgets);
+          }
+          const double busy = seconds_since(t0);
+          record["batch"] = {{"file", jobs[i].submission.relative}, {"sample", jobs[i].submission.sample},
+                             {"hash", jobs[i].hash}, {"gpu", gpus[g]}, {"seconds", busy}};
+          writer.append(record);
+          progress.update(record.value("verdict", "?"));
+          std::lock_guard<std::mutex> lock(summary_mutex);
+          summary.gpu_busy_s[g] += busy;
+          ++summary.evaluated;
+          ++summary.verdicts[record.value("verdict", "?")];
+          existing[jobs[i].submission.relative] = record;
+        }
+      });
+    for (const auto& job : jobs) job.compiled.wait();
+    summary.compile_s = seconds_since(compile_start);
+    for (auto& t : runners) t.join();
   }
-  JobQueue queue(problem_sizes, gpus.size());
-  std::mutex summary_mutex;
-  std::vector<std::thread> runners;
-  for (size_t g = 0; g < gpus.size(); ++g)
-    runners.emplace_back([&, g] {
-      Worker worker(o.worker_exe);
-      // Baseline figures by "L/P" measured on this GPU: a worker restarted after a damaging
-      // verdict gets them with its requests instead of timing the reference again.
-      std::map<std::string, nlohmann::json> known_baselines;
-      while (const auto next = queue.next(g)) {
-        const size_t i = *next;
-        jobs[i].compiled.wait();
-        auto req = o.base;
-        req.submission = jobs[i].submission.path.string();
-        req.level = jobs[i].submission.level;
-        req.problem = jobs[i].submission.problem;
-        req.device = gpus[g];
-        const auto problem_key = std::to_string(req.level) + "/" + std::to_string(req.problem);
-        if (const auto it = known_baselines.find(problem_key); it != known_baselines.end())
-          req.known_baselines = it->second;
-        const auto t0 = Clock::now();
-        nlohmann::json record;
-        if (!catalog.find(req.level, req.problem)) {
-          record = {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"verdict", "host_error"},
-                    {"message", "no such problem in the catalog"}};
-        } else {
-          record = worker.evaluate(req, o.budgets);
-        }
-        const double busy = seconds_since(t0);
-        if (const auto timing = record.find("timing"); timing != record.end())
-          for (const auto* kind : {"eager", "compiled"})
-            if (timing->contains(kind)) known_baselines[problem_key][kind] = (*timing)[kind];
-        if (record.contains("error")) {  // the request failed (e.g. missing archive): keep it visible
-          record["verdict"] = "not_checked";
-          record["message"] = "harness error: " + record["error"].get<std::string>();
-          record["problem"] = {{"level", req.level}, {"id", req.problem}};
-        }
-        record["batch"] = {{"file", jobs[i].submission.relative}, {"sample", jobs[i].submission.sample},
-                           {"hash", jobs[i].hash}, {"gpu", gpus[g]}, {"seconds", busy}};
-        writer.append(record);
-        progress.update(record.value("verdict", "?"));
-        std::lock_guard<std::mutex> lock(summary_mutex);
-        summary.gpu_busy_s[g] += busy;
-        ++summary.evaluated;
-        ++summary.verdicts[record.value("verdict", "?")];
-        existing[jobs[i].submission.relative] = record;
-      }
-    });
-  for (auto& t : compilers) t.join();
-  summary.compile_s = seconds_since(compile_start);
-  for (auto& t : runners) t.join();
 
   // Identical files: the first one's verdict, recorded under each name.
   for (const auto& [dup, original] : duplicates) {

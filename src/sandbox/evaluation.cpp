@@ -121,7 +121,7 @@ nlohmann::json recorded_compiled_figure(const std::string& gpu_name, const probl
 
 #endif
 
-// Figures the batch measured earlier on this GPU (a restarted worker starts with none), marked so
+// Figures measured earlier on this GPU (a restarted worker starts with none), marked so
 // that a record never presents them as timed in this process; emplace keeps the worker's own where
 // it has them.
 void take_known_baselines(const EvalRequest& req, const problems::Problem& problem, BaselineTimings& baselines) {
@@ -130,11 +130,22 @@ void take_known_baselines(const EvalRequest& req, const problems::Problem& probl
     if (it == req.known_baselines.end()) continue;
     auto entry = *it;
     entry["from_earlier_worker"] = true;
-    figures->emplace(problem.key(), entry);
+    figures->emplace(baseline_key(problem.key(), req.timing), entry);
   }
 }
 
 }  // namespace
+
+compile::CompileOptions compile_options_for(const EvalRequest& req, const launch::DeviceInfo& gpu) {
+  compile::CompileOptions options;
+  options.arch = !req.arch.empty() ? req.arch : (gpu.present ? gpu.arch() : "sm_90a");
+  return options;
+}
+
+std::string baseline_key(const std::string& problem_key, const timing::TimingOptions& timing) {
+  return problem_key + " trials=" + std::to_string(timing.trials) + " warmup=" + std::to_string(timing.warmup) +
+         (timing.flush_l2 ? " flush" : " no-flush");
+}
 
 nlohmann::json EvalRequest::to_json() const {
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
@@ -274,8 +285,7 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
   record["submission"]["hash"] = submission.hash;
 
   CompiledSubmission compiled;
-  compile::CompileOptions options;
-  options.arch = !req.arch.empty() ? req.arch : (run.gpu.present ? run.gpu.arch() : "sm_90a");
+  const auto options = compile_options_for(req, run.gpu);
   const compile::CompileCache cache(problems::cache_dir() / "compile");
   auto t0 = Clock::now();
   compiled.device_code = compile::compile_device_source(
@@ -396,7 +406,7 @@ std::vector<std::string> reference_distributions(problems::Reference& reference,
 // figure), on the problem's own inputs and on each robustness distribution it runs on.
 const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptions& calls) {
   auto& figures = run.context.baselines.eager;
-  const auto key = run.problem.key();
+  const auto key = baseline_key(run.problem.key(), run.req.timing);
   if (const auto it = figures.find(key); it != figures.end()) return it->second;
   auto& reference = *run.context.reference;
   auto options = calls;
@@ -412,7 +422,7 @@ const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptio
 // the entry's "source" says which.
 const nlohmann::json& compiled_baseline(const Run& run, const check::TimedCallOptions& calls) {
   auto& figures = run.context.baselines.compiled;
-  const auto key = run.problem.key();
+  const auto key = baseline_key(run.problem.key(), run.req.timing);
   if (const auto it = figures.find(key); it != figures.end()) return it->second;
   nlohmann::json entry;
   try {
@@ -453,7 +463,7 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
     verdicts.fail(Verdict::input_mutated, "the candidate modified its parameters (params) during its timed calls");
   if (!verdicts.either_correct()) return timing;
 
-  timing["eager_reused"] = run.context.baselines.eager.count(run.problem.key()) > 0;
+  timing["eager_reused"] = run.context.baselines.eager.count(baseline_key(run.problem.key(), run.req.timing)) > 0;
   const auto& eager = eager_baseline(run, calls);
   const double candidate_ms = candidate.own.stats.mean, eager_ms = eager["mean_ms"].get<double>();
   timing["eager"] = eager;

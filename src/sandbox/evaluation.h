@@ -17,6 +17,9 @@
 namespace kbench::problems {
 class Reference;
 }
+namespace kbench::launch {
+struct DeviceInfo;
+}
 
 namespace kbench::sandbox {
 
@@ -35,7 +38,7 @@ struct EvalRequest {
   check::CheckOptions check;
   timing::TimingOptions timing;
   // This problem's baselines as measured earlier on this GPU with these timing options
-  // ({"eager": ..., "compiled": ...}, either may be absent): a batch hands them to a restarted
+  // ({"eager": ..., "compiled": ...}, either may be absent): a GpuRunner hands them to a restarted
   // worker, which then reuses them instead of timing the reference again.
   nlohmann::json known_baselines = nlohmann::json::object();
 
@@ -43,7 +46,15 @@ struct EvalRequest {
   static EvalRequest from_json(const nlohmann::json& j);
 };
 
-// Baseline timings by problem key (timing JSON, with "source" for compiled).
+// The NVRTC options of the compile stage for `req` on `gpu`: what NVRTC ahead of the GPUs uses, so
+// that the worker finds its result in the compile cache.
+compile::CompileOptions compile_options_for(const EvalRequest& req, const launch::DeviceInfo& gpu);
+
+// What a baseline figure is kept under: its problem and the timing options it was measured with
+// (serve's requests may differ in them: a figure timed without the L2 flush is another figure).
+std::string baseline_key(const std::string& problem_key, const timing::TimingOptions& timing);
+
+// Baseline timings by baseline_key (timing JSON, with "source" for compiled).
 struct BaselineTimings {
   std::map<std::string, nlohmann::json> eager;
   std::map<std::string, nlohmann::json> compiled;

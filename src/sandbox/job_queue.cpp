@@ -1,28 +1,65 @@
 #include "sandbox/job_queue.h"
 
+#include <map>
+
 namespace kbench::sandbox {
 
-JobQueue::JobQueue(const std::vector<size_t>& problem_sizes, size_t runners) : current_(runners) {
-  size_t begin = 0;
-  for (const size_t n : problem_sizes) {
-    problems_.push_back({begin, begin + n});
-    begin += n;
-  }
+JobQueue::JobQueue(size_t runners, size_t max_pass_overs) : current_(runners), max_pass_overs_(max_pass_overs) {}
+
+size_t JobQueue::push(const std::string& problem) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  waiting_.push_back({next_id_, problem});
+  changed_.notify_all();
+  return next_id_++;
+}
+
+void JobQueue::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
+  changed_.notify_all();
+}
+
+size_t JobQueue::waiting() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return waiting_.size();
+}
+
+bool JobQueue::taken_by_other(const std::string& problem, size_t runner) const {
+  for (size_t r = 0; r < current_.size(); ++r)
+    if (r != runner && current_[r] == problem) return true;
+  return false;
+}
+
+JobQueue::Iter JobQueue::pick(size_t runner) {
+  // A job passed over too often goes first, whatever its problem.
+  if (max_pass_overs_ > 0)
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+      if (it->passed_over >= max_pass_overs_) return it;
+  // The runner's own problem, then one that no other runner is on (the oldest first).
+  auto& current = current_.at(runner);
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if (current && it->problem == *current) return it;
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if (!taken_by_other(it->problem, runner)) return it;
+  // Every waiting problem has a runner: help with the one that has the most jobs waiting.
+  std::map<std::string, size_t> counts;
+  for (const auto& job : waiting_) ++counts[job.problem];
+  auto best = waiting_.begin();
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if (counts[it->problem] > counts[best->problem]) best = it;
+  return best;
 }
 
 std::optional<size_t> JobQueue::next(size_t runner) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& current = current_.at(runner);
-  if (current && problems_[*current].left() > 0) return problems_[*current].next++;
-  current.reset();
-  for (; next_unstarted_ < problems_.size() && !current; ++next_unstarted_)
-    if (problems_[next_unstarted_].left() > 0) current = next_unstarted_;
-  // Every problem started: help with the one that has the most jobs left.
-  if (!current)
-    for (size_t p = 0; p < problems_.size(); ++p)
-      if (problems_[p].left() > 0 && (!current || problems_[p].left() > problems_[*current].left())) current = p;
-  if (!current) return std::nullopt;
-  return problems_[*current].next++;
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !waiting_.empty() || closed_; });
+  if (waiting_.empty()) return std::nullopt;
+  const auto job = pick(runner);
+  for (auto it = waiting_.begin(); it != job; ++it) ++it->passed_over;
+  current_[runner] = job->problem;
+  const size_t id = job->id;
+  waiting_.erase(job);
+  return id;
 }
 
 }  // namespace kbench::sandbox

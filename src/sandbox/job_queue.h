@@ -1,33 +1,54 @@
-// The order in which a batch's GPUs take its jobs. Each GPU keeps to one problem while it has
-// samples left, so a problem's reference is loaded and its eager figure timed on one GPU; GPUs share
-// a problem only once no problem is left that none has started, so none idles at the end.
+// The order in which GPUs take evaluations, for a batch (every job known up front) and for serve
+// (jobs arrive one at a time). Each runner keeps to its problem while jobs of it wait, so its
+// worker's loaded reference, kept reference outputs and baselines serve them all; a free runner
+// starts a problem that no other runner is on before sharing one, and shares one rather than idle.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
+#include <list>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kbench::sandbox {
 
 class JobQueue {
  public:
-  // `problem_sizes`: the number of jobs of each problem, in job order (job indices are consecutive
-  // per problem). `runners`: how many GPUs take jobs.
-  JobQueue(const std::vector<size_t>& problem_sizes, size_t runners);
+  // `runners`: how many take jobs. `max_pass_overs`: how often a waiting job may be passed over for
+  // a later job of a runner's problem before it goes first; 0: never (a batch, which wants the
+  // fewest problem switches and has no caller waiting on a particular job).
+  explicit JobQueue(size_t runners, size_t max_pass_overs = 0);
 
-  // The next job for `runner` (thread-safe), or nothing once every job is handed out.
+  // Adds a job of `problem` (any key); returns its id: 0, 1, 2, ... in the order of pushing.
+  size_t push(const std::string& problem);
+
+  // No more jobs will come: next() returns nothing once every job is handed out.
+  void close();
+
+  // The next job for `runner`, waiting until there is one; nothing once closed and empty.
   std::optional<size_t> next(size_t runner);
 
+  size_t waiting() const;
+
  private:
-  struct Problem {
-    size_t next, end;
-    size_t left() const { return end - next; }
+  struct Job {
+    size_t id;
+    std::string problem;
+    size_t passed_over = 0;
   };
-  std::mutex mutex_;
-  std::vector<Problem> problems_;
-  std::vector<std::optional<size_t>> current_;  // each runner's problem
-  size_t next_unstarted_ = 0;
+  using Iter = std::list<Job>::iterator;
+  Iter pick(size_t runner);  // under the lock, with jobs waiting
+  bool taken_by_other(const std::string& problem, size_t runner) const;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::list<Job> waiting_;  // in the order of pushing
+  std::vector<std::optional<std::string>> current_;  // each runner's problem
+  size_t max_pass_overs_;
+  size_t next_id_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace kbench::sandbox

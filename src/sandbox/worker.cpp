@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sstream>
 #include <time.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,17 +76,28 @@ Worker::Worker(std::string exe) : exe_(std::move(exe)) { ::signal(SIGPIPE, SIG_I
 Worker::~Worker() { stop(); }
 
 void Worker::start() {
+  if (pid_ > 0) return;
   int input[2], results[2], output[2];
   if (::pipe2(input, O_CLOEXEC) || ::pipe2(results, O_CLOEXEC) || ::pipe2(output, O_CLOEXEC))
     throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   std::cout.flush();  // a forked child must not repeat the parent's buffered output
   std::cerr.flush();
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
     // Child: stdin = requests, fd 3 = stages and records, stdout+stderr = captured output. Its own
     // process group, so that the parent can kill everything it starts.
     ::setpgid(0, 0);
+    // A worker never outlives kbench: one left behind by a killed parent would hold its GPU and run
+    // its candidate with no budget.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(1);
+    // A parent that takes its signals on a thread of its own (kbench serve) blocks them in all the
+    // others; exec keeps a blocked mask, and the worker must die of SIGTERM like any process.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::dup2(input[0], STDIN_FILENO);
     ::dup2(results[1], kResultFd);
     ::dup2(output[1], STDOUT_FILENO);
@@ -96,9 +108,15 @@ void Worker::start() {
         if (fd > kResultFd) ::close(fd);
       _exit(run_worker(kResultFd));
     }
+    // Descriptors a threaded parent opened without O_CLOEXEC (a server's sockets: a client's
+    // connection would stay open while a worker holds it) must not reach the worker.
+    ::close_range(kResultFd + 1, ~0U, 0);
     ::execl(exe_.c_str(), exe_.c_str(), "__worker", static_cast<char*>(nullptr));
     _exit(127);
   }
+  // The child makes itself a process group too, but perhaps not before stop() kills that group:
+  // both set it, as shells do.
+  ::setpgid(pid_, pid_);
   ::close(input[0]);
   ::close(results[1]);
   ::close(output[1]);
@@ -118,6 +136,14 @@ void Worker::stop() {
   for (int* fd : {&to_worker_, &from_worker_, &output_})
     if (*fd >= 0) ::close(*fd), *fd = -1;
   pid_ = -1;
+}
+
+bool Worker::alive() {
+  if (pid_ <= 0) return false;
+  if (::waitpid(pid_, nullptr, WNOHANG) == 0) return true;
+  pid_ = -1;  // reaped
+  stop();
+  return false;
 }
 
 void Worker::abandon() {
@@ -156,7 +182,9 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
   std::string stage = "compile";
   auto stage_start = Clock::now();
   Failure failure;
-  bool worker_gone = !write_line(to_worker_, request.to_json());
+  // A worker that died before reading the request still said what it reached: read to its end.
+  write_line(to_worker_, request.to_json());
+  bool worker_gone = false;
   nlohmann::json record;
   while (!worker_gone && record.is_null()) {
     const double left = budget_for(stage, budgets) - std::chrono::duration<double>(Clock::now() - stage_start).count();

@@ -43,13 +43,21 @@ class Worker {
 
   int evaluations_in_this_process() const { return served_; }
 
+  // Starts the process now, if none is running: a spare then waits, libtorch loaded, for its first
+  // request. evaluate() starts one itself when there is none. The process is killed when the
+  // thread that started it ends (it must not outlive kbench): start it on a thread that outlives it.
+  void start();
+
+  // Whether the process runs (reaping it if it has ended on its own, e.g. a spare whose start failed).
+  bool alive();
+  pid_t pid() const { return pid_; }
+
   // Kills the worker without waiting for it to end. The driver then releases its CUDA context and
   // the memory it held (about 0.2 s on an H100) while the caller reports. For a caller about to
   // exit: the child is reaped by the process that inherits it.
   void abandon();
 
  private:
-  void start();
   void stop();
   struct Failure {
     bool timed_out = false;

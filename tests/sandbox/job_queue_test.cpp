@@ -1,4 +1,5 @@
-// The batch's scheduling, without GPUs: which job each runner gets, in a fixed order of calls.
+// The scheduling of batch and serve, without GPUs: which job each runner gets, in a fixed order of calls.
+#include <future>
 #include <set>
 
 #include "sandbox/job_queue.h"
@@ -7,8 +8,21 @@
 
 using kbench::sandbox::JobQueue;
 
+namespace {
+
+// A batch's queue: `sizes[p]` jobs of problem p, pushed in problem order (ids consecutive per problem), then closed.
+JobQueue& batch_of(JobQueue& queue, const std::vector<size_t>& sizes) {
+  for (size_t p = 0; p < sizes.size(); ++p)
+    for (size_t j = 0; j < sizes[p]; ++j) queue.push("problem " + std::to_string(p));
+  queue.close();
+  return queue;
+}
+
+}  // namespace
+
 TEST_CASE("each runner keeps to its problem while it has jobs", "[batch]") {
-  JobQueue queue({3, 1, 2}, 2);  // jobs 0-2: problem A, 3: B, 4-5: C
+  JobQueue queue(2);
+  batch_of(queue, {3, 1, 2});  // jobs 0-2: problem A, 3: B, 4-5: C
   CHECK(queue.next(0) == 0u);
   CHECK(queue.next(1) == 3u);  // runner 1 starts B rather than share A
   CHECK(queue.next(0) == 1u);
@@ -20,7 +34,8 @@ TEST_CASE("each runner keeps to its problem while it has jobs", "[batch]") {
 }
 
 TEST_CASE("once every problem is started, a free runner helps with the largest rest", "[batch]") {
-  JobQueue queue({2, 5}, 2);  // A: 0-1, B: 2-6
+  JobQueue queue(2);
+  batch_of(queue, {2, 5});  // A: 0-1, B: 2-6
   CHECK(queue.next(0) == 0u);
   CHECK(queue.next(1) == 2u);
   CHECK(queue.next(0) == 1u);
@@ -32,8 +47,45 @@ TEST_CASE("once every problem is started, a free runner helps with the largest r
 }
 
 TEST_CASE("every job is handed out exactly once, empty problems included", "[batch]") {
-  JobQueue queue({0, 4, 0, 3, 1}, 3);
+  JobQueue queue(3);
+  batch_of(queue, {0, 4, 0, 3, 1});
   std::multiset<size_t> seen;
   for (size_t r = 0; auto job = queue.next(r % 3); ++r) seen.insert(*job);
   CHECK(seen == std::multiset<size_t>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("a runner waits for the next job to arrive, and stops once the queue is closed", "[serve]") {
+  JobQueue queue(1);
+  auto waiting = std::async(std::launch::async, [&] { return queue.next(0); });
+  CHECK(waiting.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);
+  CHECK(queue.push("A") == 0u);
+  CHECK(waiting.get() == 0u);
+  auto after_close = std::async(std::launch::async, [&] { return queue.next(0); });
+  queue.close();
+  CHECK(after_close.get() == std::nullopt);
+}
+
+TEST_CASE("a job arriving for a loaded problem goes to its runner, unless another runner is free", "[serve]") {
+  JobQueue queue(2);
+  queue.push("A");
+  CHECK(queue.next(0) == 0u);  // runner 0 loads A
+  queue.push("B");
+  queue.push("A");
+  CHECK(queue.next(0) == 2u);  // runner 0 takes its A before the older B
+  CHECK(queue.next(1) == 1u);  // runner 1 takes B
+  queue.push("A");
+  CHECK(queue.next(1) == 3u);  // runner 0 is busy and runner 1 is free: it shares A rather than idle
+}
+
+TEST_CASE("a job passed over too often for a runner's problem goes first", "[serve]") {
+  JobQueue queue(1, 2);
+  queue.push("A");
+  CHECK(queue.next(0) == 0u);
+  queue.push("B");  // id 1
+  for (int i = 0; i < 3; ++i) queue.push("A");  // ids 2-4
+  CHECK(queue.next(0) == 2u);  // B passed over once
+  CHECK(queue.next(0) == 3u);  // twice: its limit
+  CHECK(queue.next(0) == 1u);
+  CHECK(queue.next(0) == 4u);  // the runner is on B now, and A is waiting with nobody on it
+  CHECK(queue.waiting() == 0u);
 }

@@ -1,8 +1,5 @@
 // The parent's side of isolation, with stand-in worker programs that misbehave on purpose: the real
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
-#include <fstream>
-#include <sys/stat.h>
-
 #include "fixtures.h"
 #include "sandbox/worker.h"
 
@@ -11,14 +8,6 @@
 using namespace kbench;
 
 namespace {
-
-// A shell script standing in for `kbench __worker`.
-std::string fake_worker(const std::string& name, const std::string& body) {
-  const auto path = std::filesystem::temp_directory_path() / ("kbench-fake-" + name + ".sh");
-  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-  ::chmod(path.c_str(), 0755);
-  return path.string();
-}
 
 sandbox::EvalRequest some_request() {
   sandbox::EvalRequest r;
@@ -32,14 +21,14 @@ sandbox::EvalRequest some_request() {
 
 TEST_CASE("a worker killed by a signal gives crash, naming the signal and the stage", "[sandbox]") {
   const auto record = sandbox::evaluate_isolated(some_request(), {},
-                                                 fake_worker("segv", "echo '{\"stage\":\"correctness\"}' >&3; kill -SEGV $$"));
+                                                 testing::fake_worker("segv", "echo '{\"stage\":\"correctness\"}' >&3; kill -SEGV $$"));
   CHECK(record["verdict"] == "crash");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("Segmentation fault"));
   CHECK_THAT(record["message"].get<std::string>(), contains_text("correctness"));
 }
 
 TEST_CASE("a worker that exits without a record gives crash with its exit code", "[sandbox]") {
-  const auto record = sandbox::evaluate_isolated(some_request(), {}, fake_worker("exit", "exit 3"));
+  const auto record = sandbox::evaluate_isolated(some_request(), {}, testing::fake_worker("exit", "exit 3"));
   CHECK(record["verdict"] == "crash");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("code 3"));
 }
@@ -48,7 +37,7 @@ TEST_CASE("a worker that hangs is killed at its stage budget: timeout", "[sandbo
   sandbox::Budgets budgets;
   budgets.compile_s = 1;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto record = sandbox::evaluate_isolated(some_request(), budgets, fake_worker("hang", "sleep 100"));
+  const auto record = sandbox::evaluate_isolated(some_request(), budgets, testing::fake_worker("hang", "sleep 100"));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(record["verdict"] == "timeout");
   CHECK(seconds < 5);
@@ -56,7 +45,7 @@ TEST_CASE("a worker that hangs is killed at its stage budget: timeout", "[sandbo
 
 TEST_CASE("a flood of output is drained and only its tail kept", "[sandbox]") {
   const auto record = sandbox::evaluate_isolated(
-      some_request(), {}, fake_worker("flood", "head -c 50000000 /dev/zero | tr '\\\\0' x; echo; echo last-line; exit 1"));
+      some_request(), {}, testing::fake_worker("flood", "head -c 50000000 /dev/zero | tr '\\\\0' x; echo; echo last-line; exit 1"));
   CHECK(record["verdict"] == "crash");
   const auto output = record["worker_output"].get<std::string>();
   CHECK(output.size() <= 16 * 1024);
@@ -65,7 +54,7 @@ TEST_CASE("a flood of output is drained and only its tail kept", "[sandbox]") {
 
 TEST_CASE("a worker is reused after a clean verdict and replaced after a crash", "[sandbox]") {
   // Answers every request with a fixed record; the second line of input makes it crash.
-  const auto exe = fake_worker("serve", R"(n=0
+  const auto exe = testing::fake_worker("serve", R"(n=0
 while read line; do
   n=$((n+1))
   if [ $n -eq 3 ]; then kill -KILL $$; fi
@@ -84,7 +73,7 @@ TEST_CASE("a worker that hoards host memory is killed at its budget: runtime_err
   // 400 MiB written (not just reserved), then the worker would wait for ever.
   const auto record = sandbox::evaluate_isolated(
       some_request(), budgets,
-      fake_worker("hoard", "exec python3 -c \"import time; x = b'x' * (400 << 20); time.sleep(100)\""));
+      testing::fake_worker("hoard", "exec python3 -c \"import time; x = b'x' * (400 << 20); time.sleep(100)\""));
   CHECK(record["verdict"] == "runtime_error");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("out of host memory"));
 }

@@ -1,0 +1,80 @@
+#include "sandbox/gpu_runner.h"
+
+#include <chrono>
+
+#include "launch/cuda_driver.h"
+
+namespace kbench::sandbox {
+
+std::vector<int> gpus_to_use(const std::vector<int>& chosen) {
+  if (!chosen.empty()) return chosen;
+  std::vector<int> all;
+  for (int g = 0; g < std::max(1, launch::device_count()); ++g) all.push_back(g);
+  return all;
+}
+
+GpuRunner::GpuRunner(int device, std::string worker_exe)
+    : device_(device), worker_exe_(std::move(worker_exe)), worker_(std::make_unique<Worker>(worker_exe_)) {
+  status_.device = device;
+}
+
+void GpuRunner::start_workers() {
+  // A worker that ended since its last request is replaced by the spare; a spare that did not live
+  // is not used (its exit would be reported as the candidate's crash).
+  if (!worker_->alive() && spare_ && spare_->alive()) std::swap(worker_, spare_);
+  int started = 0;
+  if (!worker_->alive()) worker_->start(), ++started;
+  if (worker_exe_ != kForkWithoutExec) {
+    if (!spare_) spare_ = std::make_unique<Worker>(worker_exe_);
+    if (!spare_->alive()) spare_->start(), ++started;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  status_.workers_started += started;
+  status_.pid = worker_->pid();
+}
+
+nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) {
+  const auto t0 = std::chrono::steady_clock::now();
+  request.device = device_;
+  const auto key = baseline_key(std::to_string(request.level) + "/" + std::to_string(request.problem), request.timing);
+  if (const auto it = known_baselines_.find(key); it != known_baselines_.end()) request.known_baselines = it->second;
+  nlohmann::json record;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    status_.busy = true;
+    lock.unlock();
+    try {
+      start_workers();
+      record = worker_->evaluate(request, budgets);
+    } catch (...) {  // no process could be started (fork, pipes): the caller says so
+      lock.lock();
+      status_.busy = false;
+      throw;
+    }
+  }
+
+  if (const auto timing = record.find("timing"); timing != record.end())
+    for (const auto* kind : {"eager", "compiled"})
+      if (timing->contains(kind)) known_baselines_[key][kind] = (*timing)[kind];
+  if (record.contains("error")) {  // the request failed (e.g. missing archive): keep it visible
+    record["verdict"] = "not_checked";
+    record["message"] = "harness error: " + record["error"].get<std::string>();
+    record["problem"] = {{"level", request.level}, {"id", request.problem}};
+  }
+  const bool loaded = worker_->alive() && !request.compile_only && !record.contains("error");
+  std::lock_guard<std::mutex> lock(mutex_);
+  status_.busy = false;
+  status_.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++status_.evaluations;
+  status_.pid = worker_->alive() ? worker_->pid() : -1;
+  if (loaded) status_.level = request.level, status_.problem = request.problem;
+  else if (status_.pid < 0) status_.level = status_.problem = 0;
+  return record;
+}
+
+GpuRunner::Status GpuRunner::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_;
+}
+
+}  // namespace kbench::sandbox

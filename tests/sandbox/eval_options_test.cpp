@@ -1,0 +1,54 @@
+// The options table behind serve's requests and `kbench eval --server`: names to fields and back.
+#include "sandbox/eval_options.h"
+
+#include "catch.h"
+
+using namespace kbench::sandbox;
+
+TEST_CASE("options set their fields, and options_of gives back the ones that differ from the defaults", "[serve]") {
+  auto s = default_eval_settings();
+  apply_options({{"trials", 3}, {"seed", 7}, {"robust_trials", 0}, {"compat", "kernelbench"}, {"atol", 0.5},
+                 {"timing_trials", 20}, {"warmup", 1}, {"no_flush", true}, {"no_timing", true}, {"compile_only", true},
+                 {"arch", "sm_80"}, {"check_budget", 30}, {"torch_ops", "forbid"}},
+                s);
+  CHECK(s.request.check.trials == 3);
+  CHECK(s.request.check.base_seed == 7u);
+  CHECK(s.request.check.robust_trials == 0);
+  CHECK(s.request.compat_kernelbench);
+  CHECK(s.request.check.tolerance.atol == 0.5);
+  CHECK(s.request.check.tolerance.rtol == -1);  // still the problem's own
+  CHECK(s.request.timing.trials == 20);
+  CHECK(s.request.timing.warmup == 1);
+  CHECK_FALSE(s.request.timing.flush_l2);
+  CHECK_FALSE(s.request.time);
+  CHECK(s.request.compile_only);
+  CHECK(s.request.arch == "sm_80");
+  CHECK(s.budgets.correctness_s == 30);
+  CHECK(s.request.check.forbid_torch_ops);
+
+  const auto back = options_of(s);
+  CHECK(back == nlohmann::json{{"trials", 3}, {"seed", 7}, {"robust_trials", 0}, {"compat", "kernelbench"}, {"atol", 0.5},
+                               {"timing_trials", 20}, {"warmup", 1}, {"no_flush", true}, {"no_timing", true},
+                               {"compile_only", true}, {"arch", "sm_80"}, {"check_budget", 30.0}, {"torch_ops", "forbid"}});
+  auto again = default_eval_settings();
+  apply_options(back, again);
+  CHECK(options_of(again) == back);
+  CHECK(options_of(default_eval_settings()).empty());
+}
+
+TEST_CASE("bad options are refused together, each named, and leave budgets at most the caller's", "[serve]") {
+  auto s = default_eval_settings();
+  try {
+    apply_options({{"trails", 3}, {"trials", 2.5}, {"seed", -1}, {"no_timing", "yes"}, {"timing_budget", 301}}, s);
+    FAIL("no error");
+  } catch (const OptionsError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, contains_text("unknown option \"trails\""));
+    CHECK_THAT(what, contains_text("option \"trials\" must be an integer from 1 to 1000, not 2.5"));
+    CHECK_THAT(what, contains_text("option \"seed\" must be an integer"));
+    CHECK_THAT(what, contains_text("option \"no_timing\" must be true or false"));
+    CHECK_THAT(what, contains_text("option \"timing_budget\" must be a number > 0 and at most 300"));
+  }
+  CHECK_THROWS_AS(apply_options(nlohmann::json::array(), s), OptionsError);
+  CHECK(option_list().size() == 18);
+}

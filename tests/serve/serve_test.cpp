@@ -1,0 +1,397 @@
+// kbench serve's API, on loopback only: its errors and limits, health and problems, compile-only
+// requests against `kbench eval`, `kbench eval --server`, draining on SIGTERM. Servers run in this
+// process on a free port (stopped by each test), with the real worker or a stand-in; the [gpu] tests
+// evaluate through the real worker on a GPU.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <httplib.h>
+
+#include "fixtures.h"
+#include "sandbox/eval_options.h"
+#include "serve/server.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+std::filesystem::path root() { return testing::test_dir().parent_path(); }
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+serve::ServeOptions options_for(const std::string& worker_exe) {
+  serve::ServeOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.defaults = sandbox::default_eval_settings();
+  o.service.worker_exe = worker_exe;
+  o.service.compile_threads = 2;
+  return o;
+}
+
+// A kbench serve in this process on a free loopback port, drained and stopped when it goes.
+class TestServer {
+ public:
+  explicit TestServer(const serve::ServeOptions& options) : server_(options), port_(server_.bind()) {
+    thread_ = std::thread([this] { server_.run(); });
+  }
+  ~TestServer() {
+    server_.drain_and_stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(300);
+    return c;
+  }
+  serve::Server& server() { return server_; }
+
+ private:
+  serve::Server server_;
+  int port_;
+  std::thread thread_;
+};
+
+std::string eval_body(const std::filesystem::path& file, int level, int problem,
+                      const nlohmann::json& options = nlohmann::json::object()) {
+  return nlohmann::json{{"source", read_file(file)}, {"level", level}, {"problem", problem}, {"options", options}}.dump();
+}
+
+httplib::Result post(const TestServer& server, const std::string& body, const httplib::Headers& headers = {}) {
+  return server.client().Post("/v1/eval", headers, body, "application/json");
+}
+
+// The error message of an error answer (empty when the body is not one).
+std::string error_of(const httplib::Result& r) {
+  const auto body = nlohmann::json::parse(r->body, nullptr, false);
+  return body.is_object() ? body.value("error", "") : "";
+}
+
+nlohmann::json health(const TestServer& server) { return nlohmann::json::parse(server.client().Get("/v1/health")->body); }
+
+// Waits (at most 10 s) until the server has `n` evaluations admitted.
+void wait_in_flight(const TestServer& server, size_t n) {
+  for (int i = 0; i < 500 && health(server)["queue"]["in_flight"] != n; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(health(server)["queue"]["in_flight"] == n);
+}
+
+// A stand-in worker that answers every request after `seconds`.
+std::string slow_worker(int seconds) {
+  return testing::fake_worker("slow", "while read line; do sleep " + std::to_string(seconds) +
+                                          "; echo '{\"record\":{\"verdict\":\"value_mismatch\",\"message\":\"fake\","
+                                          "\"problem\":{\"level\":1,\"id\":19},\"submission\":{}}}' >&3; done");
+}
+
+const auto kRelu = [] { return root() / "level1" / "19_ReLU.cu"; };
+const nlohmann::json kCompileOnly = {{"compile_only", true}};
+
+// Runs kbench with `args`; returns its stdout and sets its exit code.
+std::string run_kbench(const std::string& args, int& exit_code) {
+  std::string out;
+  std::FILE* pipe = ::popen((testing::kbench_exe() + " " + args).c_str(), "r");
+  REQUIRE(pipe);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  const int status = ::pclose(pipe);
+  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("serve: malformed requests get 400 with a JSON body that names what was wrong", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  const auto relu = read_file(kRelu());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"source\": ", "not valid JSON"},
+      {"[1, 2]", "must be a JSON object"},
+      {R"({"level": 1, "problem": 19})", "missing field \"source\""},
+      {nlohmann::json{{"source", relu}, {"level", "1"}, {"problem", 19}}.dump(), "field \"level\" must be"},
+      {nlohmann::json{{"source", relu}, {"level", 1}}.dump(), "missing field \"problem\""},
+      {nlohmann::json{{"source", 5}, {"level", 1}, {"problem", 19}}.dump(), "field \"source\" must be a string"},
+      {nlohmann::json{{"source", relu}, {"level", 1}, {"problem", 19}, {"sauce", 1}}.dump(), "unknown field \"sauce\""},
+      {eval_body(kRelu(), 1, 19, {{"trails", 3}}), "unknown option \"trails\""},
+      {eval_body(kRelu(), 1, 19, {{"trials", "3"}}), "option \"trials\" must be an integer"},
+      {eval_body(kRelu(), 1, 19, {{"trials", 0}}), "option \"trials\" must be an integer from 1"},
+      {eval_body(kRelu(), 1, 19, {{"compat", "upstream"}}), "\"kernelbench\" or \"none\""},
+      {eval_body(kRelu(), 1, 19, {{"check_budget", 100000}}), "at most 180"},
+      {eval_body(kRelu(), 1, 19, nlohmann::json::array()), "\"options\" must be an object"},
+  };
+  for (const auto& [body, says] : cases) {
+    INFO(body.substr(0, 120));
+    const auto r = post(server, body);
+    REQUIRE(r);
+    CHECK(r->status == 400);
+    CHECK(r->get_header_value("Content-Type") == "application/json");
+    CHECK_THAT(error_of(r), contains_text(says));
+  }
+}
+
+TEST_CASE("serve: an unknown problem or endpoint is 404, a wrong method 405", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  auto r = post(server, eval_body(kRelu(), 1, 999));
+  CHECK(r->status == 404);
+  CHECK_THAT(error_of(r), contains_text("unknown problem: level 1 problem 999"));
+  r = post(server, eval_body(kRelu(), 4, 1));
+  CHECK(r->status == 404);
+  r = server.client().Get("/v2/eval");
+  CHECK(r->status == 404);
+  CHECK_THAT(error_of(r), contains_text("no such endpoint"));
+  r = server.client().Get("/v1/eval");
+  CHECK(r->status == 405);
+  CHECK(r->get_header_value("Allow") == "POST");
+  r = server.client().Post("/v1/health", "", "application/json");
+  CHECK(r->status == 405);
+}
+
+TEST_CASE("serve: a source over the limit is 413, and so is a request body over the server's", "[serve]") {
+  auto options = options_for(testing::kbench_exe());
+  options.max_source_bytes = 1000;
+  TestServer server(options);
+  auto r = post(server, nlohmann::json{{"source", std::string(1001, 'x')}, {"level", 1}, {"problem", 19}}.dump());
+  CHECK(r->status == 413);
+  CHECK_THAT(error_of(r), contains_text("over this server's limit of 1000 bytes"));
+  r = post(server, nlohmann::json{{"source", std::string(200000, 'x')}, {"level", 1}, {"problem", 19}}.dump());
+  CHECK(r->status == 413);
+  CHECK_THAT(error_of(r), contains_text("request body over"));
+}
+
+TEST_CASE("serve: a full queue answers 429 with Retry-After, and the admitted request its record", "[serve]") {
+  auto options = options_for(slow_worker(2));
+  options.service.max_queue = 1;
+  TestServer server(options);
+  auto first = std::async(std::launch::async, [&] { return post(server, eval_body(kRelu(), 1, 19, kCompileOnly)); });
+  wait_in_flight(server, 1);
+  const auto refused = post(server, eval_body(kRelu(), 1, 19, kCompileOnly));
+  CHECK(refused->status == 429);
+  CHECK(std::stoi(refused->get_header_value("Retry-After")) >= 1);
+  CHECK_THAT(error_of(refused), contains_text("queue is full"));
+  const auto answered = first.get();
+  CHECK(answered->status == 200);
+  CHECK(nlohmann::json::parse(answered->body)["verdict"] == "value_mismatch");
+  CHECK(health(server)["evaluations"]["refused_queue_full"] == 1);
+}
+
+TEST_CASE("serve: with a token, a request without it or with another one is 401", "[serve]") {
+  auto options = options_for(testing::kbench_exe());
+  options.token = "s3cret";
+  TestServer server(options);
+  auto r = server.client().Get("/v1/health");
+  CHECK(r->status == 401);
+  CHECK(r->get_header_value("WWW-Authenticate") == "Bearer");
+  CHECK_THAT(error_of(r), contains_text("Authorization: Bearer"));
+  r = post(server, eval_body(kRelu(), 1, 19, kCompileOnly), {{"Authorization", "Bearer s3cre"}});
+  CHECK(r->status == 401);
+  CHECK_THAT(error_of(r), contains_text("wrong token"));
+  r = server.client().Get("/v1/health", {{"Authorization", "Bearer s3cret"}});
+  CHECK(r->status == 200);
+  r = post(server, eval_body(kRelu(), 1, 19, kCompileOnly), {{"Authorization", "Bearer s3cret"}});
+  CHECK(r->status == 200);
+}
+
+TEST_CASE("serve: health lists the workers and the queue, problems the catalog", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  REQUIRE(post(server, eval_body(kRelu(), 1, 19, kCompileOnly))->status == 200);
+  const auto h = health(server);
+  CHECK(h["status"] == "ok");
+  CHECK(h["version"] == KBENCH_VERSION);
+  REQUIRE(h["workers"].size() == 1);
+  CHECK(h["workers"][0]["pid"].get<long>() > 0);
+  CHECK(h["workers"][0]["evaluations"] == 1);
+  CHECK(h["queue"]["in_flight"] == 0);
+  CHECK(h["evaluations"]["served"] == 1);
+  CHECK(h["responses"]["200"] == 1);
+  const auto all = nlohmann::json::parse(server.client().Get("/v1/problems")->body)["problems"];
+  CHECK(all.size() == 250);
+  const auto level3 = nlohmann::json::parse(server.client().Get("/v1/problems?level=3")->body)["problems"];
+  CHECK(level3.size() == 50);
+  CHECK(level3[0].contains("exported"));
+  CHECK(server.client().Get("/v1/problems?level=9")->status == 400);
+}
+
+TEST_CASE("serve: a compile-only request answers what kbench eval --compile-only --json prints", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  for (const auto& [file, level, problem] : {std::tuple{kRelu(), 1, 19},
+                                             std::tuple{testing::test_dir() / "submissions" / "l1_19_compile_error.cu", 1, 19},
+                                             std::tuple{testing::test_dir() / "submissions" / "l3_4_host_error.cu", 3, 4}}) {
+    INFO(file.string());
+    int exit_code = -1;
+    const auto local = nlohmann::json::parse(run_kbench("eval " + file.string() + " --level " + std::to_string(level) +
+                                                            " --problem " + std::to_string(problem) + " --compile-only --json",
+                                                        exit_code));
+    const auto r = post(server, eval_body(file, level, problem, kCompileOnly));
+    REQUIRE(r->status == 200);
+    const auto remote = nlohmann::json::parse(r->body);
+    CHECK(remote["verdict"] == local["verdict"]);
+    CHECK(remote["message"] == local["message"]);
+    CHECK(remote["problem"] == local["problem"]);
+    CHECK(remote["submission"]["hash"] == local["submission"]["hash"]);
+    CHECK(remote.value("host", nlohmann::json()) == local.value("host", nlohmann::json()));
+    for (const auto* field : {"ok", "arch", "kernels", "options"})
+      CHECK(remote["compile"][field] == local["compile"][field]);
+    CHECK(remote["serve"]["gpu"] == 0);
+  }
+}
+
+TEST_CASE("serve: kbench eval --server prints what a local eval prints, with its exit code", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  for (const auto* extra : {"--compile-only", "--trials 2", "--compile-only --json"}) {
+    INFO(extra);
+    const std::string args = kRelu().string() + " --level 1 --problem 19 " + extra;
+    int local_code = -1, remote_code = -1;
+    run_kbench("eval " + args, local_code);  // fills the compile cache, as the server's NVRTC does
+    const auto local = run_kbench("eval " + args, local_code);
+    const auto remote = run_kbench("eval " + args + " --server " + server.url(), remote_code);
+    CHECK(remote_code == local_code);
+    if (std::string(extra).find("--json") == std::string::npos) CHECK(remote == local);
+    else CHECK(nlohmann::json::parse(remote)["verdict"] == nlohmann::json::parse(local)["verdict"]);
+  }
+  int code = -1;
+  run_kbench("eval " + kRelu().string() + " --level 1 --problem 19 --server " + server.url() + " --check-budget 100000 2>/dev/null",
+             code);
+  CHECK(code == 2);  // the server's 400, as a usage error
+  run_kbench("eval " + kRelu().string() + " --level 1 --problem 19 --server http://127.0.0.1:1 2>/dev/null", code);
+  CHECK(code == 2);  // nothing listening
+}
+
+TEST_CASE("serve: a worker that dies is replaced for the next request", "[serve]") {
+  // Crashes on the request with 7 trials; answers the others.
+  const auto worker = testing::fake_worker("dies", R"(while read line; do
+  case "$line" in *'"trials":7'*) kill -KILL $$ ;; esac
+  echo '{"record":{"verdict":"value_mismatch","message":"fake","problem":{"level":1,"id":19},"submission":{}}}' >&3
+done)");
+  TestServer server(options_for(worker));
+  auto record = nlohmann::json::parse(post(server, eval_body(kRelu(), 1, 19, {{"compile_only", true}, {"trials", 7}}))->body);
+  CHECK(record["verdict"] == "crash");
+  record = nlohmann::json::parse(post(server, eval_body(kRelu(), 1, 19, kCompileOnly))->body);
+  CHECK(record["verdict"] == "value_mismatch");
+  CHECK(record["worker_evaluations"] == 1);  // a fresh process
+  CHECK(health(server)["workers"][0]["workers_started"] >= 3);  // the first, its spare, the spare's spare
+}
+
+TEST_CASE("serve: draining answers what was admitted, refuses what comes after with 503, then stops", "[serve]") {
+  TestServer server(options_for(slow_worker(1)));
+  auto admitted = std::async(std::launch::async, [&] { return post(server, eval_body(kRelu(), 1, 19, kCompileOnly)); });
+  wait_in_flight(server, 1);
+  auto draining = std::async(std::launch::async, [&] { server.server().drain_and_stop(); });
+  auto h = server.client().Get("/v1/health");
+  for (int i = 0; i < 100 && h && h->status == 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    h = server.client().Get("/v1/health");
+  }
+  REQUIRE(h);
+  CHECK(h->status == 503);
+  CHECK(nlohmann::json::parse(h->body)["status"] == "draining");
+  const auto refused = post(server, eval_body(kRelu(), 1, 19, kCompileOnly));
+  CHECK(refused->status == 503);
+  CHECK_THAT(error_of(refused), contains_text("shutting down"));
+  CHECK(admitted.get()->status == 200);
+  CHECK(draining.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+}
+
+TEST_CASE("serve: the kbench serve command prints where it listens and exits 0 once SIGTERM drained it", "[serve]") {
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::close(out[0]);
+    ::execl(testing::kbench_exe().c_str(), "kbench", "serve", "--port", "0", "--json", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ::close(out[1]);
+  std::string line;
+  pollfd fd{out[0], POLLIN, 0};
+  for (char c = 0; line.find('\n') == std::string::npos && ::poll(&fd, 1, 30000) > 0 && ::read(out[0], &c, 1) == 1;)
+    line += c;
+  const auto listening = nlohmann::json::parse(line, nullptr, false);
+  REQUIRE(listening.is_object());
+  const int port = listening["port"];
+  CHECK(listening["listening"] == "http://127.0.0.1:" + std::to_string(port));
+  httplib::Client client("127.0.0.1", port);
+  CHECK(client.Get("/v1/health")->status == 200);
+  ::kill(pid, SIGTERM);
+  int status = -1;
+  for (int i = 0; i < 300 && ::waitpid(pid, &status, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (!WIFEXITED(status)) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  ::close(out[0]);
+}
+
+// ---- on a GPU -------------------------------------------------------------------------------------
+
+TEST_CASE("serve: an evaluation through the server has the verdict of the same kbench eval", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  TestServer server(options_for(testing::kbench_exe()));
+  for (const auto& [file, verdict] : {std::pair{kRelu(), "correct"},
+                                      std::pair{testing::test_dir() / "submissions" / "l1_19_value_mismatch.cu", "value_mismatch"}}) {
+    int code = -1;
+    const auto local = nlohmann::json::parse(run_kbench("eval " + file.string() + " --level 1 --problem 19 --timing-trials 20 --json", code));
+    const auto r = post(server, eval_body(file, 1, 19, {{"timing_trials", 20}}));
+    REQUIRE(r->status == 200);
+    const auto remote = nlohmann::json::parse(r->body);
+    CHECK(local["verdict"] == verdict);
+    CHECK(remote["verdict"] == local["verdict"]);
+    for (const auto* rule : {"kbench", "kernelbench"})
+      CHECK(remote["verdicts"][rule]["verdict"] == local["verdicts"][rule]["verdict"]);
+    CHECK(remote["correctness"]["trials"].size() == local["correctness"]["trials"].size());
+    CHECK(remote.contains("timing") == local.contains("timing"));
+  }
+}
+
+TEST_CASE("serve: a candidate that kills its worker gets its verdict, and the next request a fresh worker", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  TestServer server(options_for(testing::kbench_exe()));
+  const auto trap = nlohmann::json::parse(post(server, eval_body(testing::test_dir() / "adversarial" / "trap.cu", 1, 21))->body);
+  CHECK(trap["verdict"] == "runtime_error");
+  const auto good = nlohmann::json::parse(
+      post(server, eval_body(root() / "level1" / "21_Sigmoid.cu", 1, 21, {{"timing_trials", 20}}))->body);
+  CHECK(good["verdict"] == "correct");
+  CHECK(good["worker_evaluations"] == 1);
+  const auto h = health(server);
+  CHECK(h["workers"][0]["loaded"]["problem"] == 21);
+  CHECK(h["evaluations"]["served"] == 2);
+}
+
+TEST_CASE("serve: concurrent clients each get their own verdict", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  TestServer server(options_for(testing::kbench_exe()));
+  const auto submissions = testing::test_dir() / "submissions";
+  const std::vector<std::tuple<std::filesystem::path, int, int, std::string>> cases = {
+      {kRelu(), 1, 19, "correct"},
+      {submissions / "l1_19_value_mismatch.cu", 1, 19, "value_mismatch"},
+      {submissions / "l1_19_compile_error.cu", 1, 19, "compile_error"},
+      {submissions / "l1_19_illegal_address.cu", 1, 19, "runtime_error"},
+      {root() / "level3" / "4_LeNet5.cu", 3, 4, "correct"},
+      {submissions / "l3_4_value_mismatch.cu", 3, 4, "value_mismatch"},
+      {root() / "level2" / "12_Gemm_Multiply_LeakyReLU.cu", 2, 12, "correct"},
+      {submissions / "l2_12_shape_mismatch.cu", 2, 12, "shape_mismatch"},
+  };
+  std::vector<std::future<std::string>> clients;
+  for (int round = 0; round < 2; ++round)
+    for (const auto& [file, level, problem, verdict] : cases)
+      clients.push_back(std::async(std::launch::async, [&, file = file, level = level, problem = problem] {
+        const auto r = post(server, eval_body(file, level, problem, {{"timing_trials", 10}}));
+        return r ? nlohmann::json::parse(r->body).value("verdict", "status " + std::to_string(r->status)) : "no answer";
+      }));
+  for (size_t i = 0; i < clients.size(); ++i) {
+    INFO(std::get<0>(cases[i % cases.size()]).string());
+    CHECK(clients[i].get() == std::get<3>(cases[i % cases.size()]));
+  }
+  CHECK(health(server)["evaluations"]["served"] == clients.size());
+}
