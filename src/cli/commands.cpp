@@ -32,12 +32,6 @@ namespace {
 
 void apply_logging(const GlobalOptions& g) { log::set_verbosity(g.verbosity); }
 
-std::string self_exe() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the kbench executable (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
-}
 
 std::string mib(int64_t bytes) {
   std::ostringstream s;
@@ -102,6 +96,23 @@ void add_check_mode_options(CLI::App* cmd, sandbox::EvalRequest& req) {
          "--compat", [&req](const std::string& mode) { req.compat_kernelbench = mode == "kernelbench"; },
          "kernelbench: the verdict is KernelBench's (the problem's own inputs, atol as given); kbench's is kept beside it")
       ->check(CLI::IsMember({"kernelbench", "none"}));
+}
+
+// --profile and --ncu, shared by eval and batch. Validated in the callback (needs timing, a worker).
+void add_profile_options(CLI::App* cmd, sandbox::EvalRequest& req) {
+  cmd->add_flag("--profile", req.profile,
+                "After timing, take one more call apart: the candidate's kernels and PyTorch ops with their GPU times, "
+                "the reference's operators and kernels, bandwidth and FLOP/s against the GPU's peaks");
+  cmd->add_flag("--ncu", req.ncu,
+                "Also run the candidate's kernels under Nsight Compute (in a worker of their own): SM and DRAM "
+                "throughput, achieved occupancy, L2 hit rate, top stall reason; implies --profile");
+}
+
+// The profile needs the timed mean it is set beside; ncu needs a worker to start under it.
+void check_profile_options(sandbox::EvalRequest& req, bool in_process) {
+  req.profile = req.profile || req.ncu;
+  if (req.profile && !req.time) throw CLI::ValidationError("--profile", "needs timing: drop --no-timing");
+  if (req.ncu && in_process) throw CLI::ValidationError("--ncu", "runs a worker under Nsight Compute: drop --in-process");
 }
 
 // ---- list ---------------------------------------------------------------------------------------
@@ -251,11 +262,13 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--timing-budget", budgets->timing_s, "Seconds allowed for timing");
   cmd->add_option("--host-memory-budget", budgets->host_memory_gib, "GiB of host memory the worker may hold");
   cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
+  add_profile_options(cmd, *req);
   cmd->callback([&g, &exit_code, req, budgets, out_file, in_process, no_timing, no_flush] {
     apply_logging(g);
     req->root = g.root;
     req->time = !*no_timing;
     req->timing.flush_l2 = !*no_flush;
+    check_profile_options(*req, *in_process);
     // Problem errors are the user's: say so before spending a worker on them.
     problems::Catalog::load(problems::project_root(g.root)).get(req->level, req->problem);
     const auto record = *in_process ? sandbox::evaluate(*req) : sandbox::evaluate_isolated(*req, *budgets, sandbox::kForkWithoutExec);
@@ -390,14 +403,16 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--check-budget", o->budgets.correctness_s, "Seconds allowed for the correctness trials");
   cmd->add_option("--timing-budget", o->budgets.timing_s, "Seconds allowed for timing");
   cmd->add_option("--host-memory-budget", o->budgets.host_memory_gib, "GiB of host memory a worker may hold");
+  add_profile_options(cmd, o->base);
   cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
     apply_logging(g);
     o->dir = *dir;
     o->gpus = *gpus;
     o->base.root = g.root;
     o->base.time = !*no_timing;
+    check_profile_options(o->base, false);
     o->base.check.tolerance = {-1, -1};
-    o->worker_exe = self_exe();
+    o->worker_exe = sandbox::current_executable();
     o->progress = !g.json && g.verbosity >= 0;
     if (!shard->empty()) {
       const auto slash = shard->find('/');
@@ -486,7 +501,7 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.base.check.tolerance = {-1, -1};
     o.base.timing.trials = *timing_trials;
     o.base.compile_only = !gpu.present;
-    o.worker_exe = self_exe();
+    o.worker_exe = sandbox::current_executable();
     sandbox::run_batch(o);
     const auto records = report::read_records({scratch.string()});  // sorted by kernel file
     std::filesystem::remove(scratch);

@@ -18,6 +18,7 @@
 #include "launch/cuda_driver.h"
 #include "problems/catalog.h"
 #include "sandbox/job_queue.h"
+#include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
 namespace {
@@ -245,6 +246,10 @@ BatchSummary run_batch(const BatchOptions& options) {
                     {"message", "no such problem in the catalog"}};
         } else {
           record = worker.evaluate(req, o.budgets);
+          if (req.ncu) {
+            worker.finish(10);  // the worker under ncu needs the GPU memory this one holds
+            add_ncu_figures(record, req, o.budgets, o.worker_exe);
+          }
         }
         const double busy = seconds_since(t0);
         if (const auto timing = record.find("timing"); timing != record.end())
