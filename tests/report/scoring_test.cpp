@@ -111,3 +111,24 @@ TEST_CASE("kbench report lists flagged records and leaves them out of fast_p", "
   const auto counted = nlohmann::json::parse(testing::run_kbench("report --json --include-flagged " + path.string()));
   CHECK(counted["levels"][0]["fast_p_eager"]["fast_1.0"].get<double>() == Approx(0.01));
 }
+
+TEST_CASE("kbench report says per level how far correct candidates are from their bandwidth floor", "[report]") {
+  auto timed = [](int id, const std::string& verdict, double mean_ms, double floor_ms) {
+    auto r = record(1, id, verdict, 1.0);
+    r["timing"]["candidate"] = {{"mean_ms", mean_ms}};
+    r["timing"]["audit"] = {{"flagged", false}, {"floor_ms", floor_ms}};
+    return r;
+  };
+  const std::vector<nlohmann::json> records = {timed(1, "correct", 1.2, 1.0), timed(2, "correct", 3.0, 1.0),
+                                               timed(3, "correct", 10.0, 2.0), timed(4, "value_mismatch", 1.0, 1.0)};
+  const auto levels = report::score(records, {{1, 10}});
+  REQUIRE(levels.size() == 1);
+  CHECK(levels[0].floor_candidates == 3);  // not the wrong one
+  CHECK(levels[0].floor_median == Approx(3.0));
+  CHECK(levels[0].floor_best == Approx(1.2));
+  CHECK(levels[0].floor_within_2x == Approx(1.0 / 3));
+  const auto text = report::make_printer("terminal")->render(report::score_run(records, {{1, 10}}, false));
+  CHECK_THAT(text, contains_text("Distance from the bandwidth floor"));
+  CHECK_THAT(text, contains_text("3.00x"));
+  CHECK(report::to_json(levels[0])["bandwidth_floor"]["median_times_floor"].get<double>() == Approx(3.0));
+}
