@@ -12,6 +12,7 @@
 # ci          kbench ci against results/ci/<gpu>.json (CI_RECORD=1: --record, copied to $OUT)
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch)
 # phases      scripts/eval-phases.sh
+# profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
@@ -58,6 +59,10 @@ for step in "$@"; do
   phases)
     timed phases scripts/eval-phases.sh build-gpu "$LOGS"
     tail -12 "$LOGS/phases.log" ;;
+  profile)
+    timed profile scripts/profile-check.sh build-gpu "$LOGS/profile"
+    cat "$LOGS/profile.log" | cut -c1-240
+    save "$LOGS/profile/profile-2-12.json" ;;
   *) echo "unknown step: $step" ;;
   esac
 done

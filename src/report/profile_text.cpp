@@ -126,9 +126,10 @@ std::string short_kernel_name(const std::string& name, size_t chars) {
 std::string profile_text(const nlohmann::json& profile, size_t max_rows) {
   std::ostringstream s;
   if (profile.contains("error")) return "Profile: failed (" + profile.value("error", "") + ")\n";
-  s << "Where the time goes (one more call of each, GPU times";
-  if (profile.contains("candidate")) s << "; " << profile["candidate"].value("stream", "");
-  s << "):\n";
+  if (profile.contains("skipped")) s << "Profile: skipped (" << profile.value("skipped", "") << ")\n";
+  if (profile.contains("candidate")) {
+    s << "Where the time goes (one more call of each, GPU times; " << profile["candidate"].value("stream", "") << "):\n";
+  }
   if (profile.contains("candidate")) candidate_lines(s, profile["candidate"], max_rows);
   if (profile.contains("reference")) reference_lines(s, profile["reference"], max_rows);
   if (profile.contains("roofline")) roofline_lines(s, profile["roofline"]);

@@ -102,7 +102,7 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     context.reference_key = problem.key();
   }
   t0 = Clock::now();
-  check::hold_free_memory();
+  if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
   phases["memory_hold"] = ms_since(t0);
   return phases;
 }
@@ -506,8 +506,10 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
     return;
   }
   // The reference's breakdown once per problem per worker, like its eager timing.
+  run.phases["profile_split"] = {{"candidate", ms_since(t0)}};
   auto known = run.context.reference_profiles.find(run.problem.key());
   if (known == run.context.reference_profiles.end()) {
+    const auto t_reference = Clock::now();
     nlohmann::json entry;
     try {
       entry = profile::profile_reference(reference, inputs, seed, run.gpu);
@@ -515,6 +517,7 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
       entry = {{"error", check::first_line_of_interest(e.what())}};
     }
     known = run.context.reference_profiles.emplace(run.problem.key(), entry).first;
+    run.phases["profile_split"]["reference"] = ms_since(t_reference);
   }
   profile["reference"] = known->second;
   const auto& flops = known->second.value("flops", nlohmann::json());
@@ -585,7 +588,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   // Before anything else allocates: the memory held while the module was unknown may leave too
   // little for its kernels' local memory, and is returned and taken again then.
   auto t0 = Clock::now();
-  check::hold_free_memory(check_options.keep_free_bytes);
+  if (!run.req.ncu_target) check::hold_free_memory(check_options.keep_free_bytes);
   run.phases["memory_hold"] = ms_since(t0);
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
@@ -610,6 +613,8 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
     timing_stage(run, host, *params, check_options, correctness.output_bytes, verdicts);
   if (verdicts.either_correct() && run.req.time && run.req.profile)
     profile_stage(run, host, *params, correctness.output_bytes, verdicts);
+  if (run.req.profile && !run.record.contains("profile"))
+    run.record["profile"] = {{"skipped", "only a candidate that is correct (under either rule) and timed is profiled"}};
   if (verdicts.either_correct() && !context_poisoned)
     context_poisoned = ablation_stage(run, host, *params, check_options, correctness.ablation_inputs, verdicts);
   launch::set_active_module(nullptr, nullptr);
@@ -655,6 +660,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     set_verdict(record, Verdict::not_checked,
                 req.compile_only ? "compiled (--compile-only): correctness not checked"
                                  : "compiled; correctness needs a GPU: " + gpu.why_absent);
+    if (req.profile) record["profile"] = {{"skipped", "profiling runs the candidate: it needs a GPU"}};
   } else {
     gpu_startup.rethrow();
 #ifdef KBENCH_WITH_CUDA

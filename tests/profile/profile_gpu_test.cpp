@@ -45,7 +45,7 @@ TEST_CASE("a two-launch candidate's profile has both kernels, their times adding
   CHECK(record["profile"]["roofline"]["candidate"]["bandwidth_fraction"].get<double>() > 0.3);
 }
 
-TEST_CASE("a candidate that calls cuBLAS shows the matmul among its PyTorch ops, beside its kernel", "[gpu]") {
+TEST_CASE("the profile of a candidate that calls cuBLAS shows the matmul among its PyTorch ops, beside its kernel", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   const auto record = profiled(2, 12, "level2/12_Gemm_Multiply_LeakyReLU.cu");
   INFO(record.dump(1).substr(0, 4000));
