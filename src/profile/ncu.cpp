@@ -90,7 +90,7 @@ std::vector<std::vector<std::string>> read_csv(const std::string&) {
 
 }  // namespace
 
-NcuLocation find_ncu() {
+NcuLocation find_ncu(const std::string& cuda_bin) {
   if (const char* env = std::getenv("KBENCH_NCU"); env && *env) {
     if (executable(env)) return {env, ""};
     return {"", std::string("KBENCH_NCU=") + env + " is not an executable"};
@@ -100,9 +100,10 @@ NcuLocation find_ncu() {
     for (std::string dir; std::getline(dirs, dir, ':');)
       if (!dir.empty() && executable(std::filesystem::path(dir) / "ncu")) return {(std::filesystem::path(dir) / "ncu").string(), ""};
   }
-  if (executable("/usr/local/cuda/bin/ncu")) return {"/usr/local/cuda/bin/ncu", ""};
-  return {"", "Nsight Compute (ncu) is not installed here: not on PATH nor in /usr/local/cuda/bin (set KBENCH_NCU to "
-              "its path); the profile has no ncu figures"};
+  const auto in_cuda = std::filesystem::path(cuda_bin) / "ncu";
+  if (executable(in_cuda)) return {in_cuda.string(), ""};
+  return {"", "Nsight Compute (ncu) is not installed here: not on PATH nor in " + cuda_bin +
+              " (set KBENCH_NCU to its path); the profile has no ncu figures"};
 }
 
 std::vector<std::string> ncu_command(const std::string& ncu, const std::string& report,

@@ -16,8 +16,8 @@ struct NcuLocation {
   std::string why_absent;  // one line for the record and the terminal
 };
 
-// $KBENCH_NCU, else `ncu` on PATH, else /usr/local/cuda/bin/ncu.
-NcuLocation find_ncu();
+// $KBENCH_NCU, else `ncu` on PATH, else `ncu` in `cuda_bin`.
+NcuLocation find_ncu(const std::string& cuda_bin = "/usr/local/cuda/bin");
 
 // ncu and its options, to which the worker's own command line is appended: profile only the
 // launches of `kernel_names` inside the NVTX range of the one forward (candidate_profile.h's

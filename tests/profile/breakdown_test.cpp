@@ -1,6 +1,8 @@
 // The profile's arithmetic without a GPU: the reference's breakdown from profiler events written
 // here by hand (as libtorch's profiler reports an nn.Linear), the candidate's per-kernel summary,
 // bounds, occupancy and the roofline figures.
+#include <algorithm>
+
 #include "profile/breakdown.h"
 #include "profile/occupancy.h"
 #include "profile/roofline.h"

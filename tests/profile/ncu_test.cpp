@@ -88,16 +88,24 @@ TEST_CASE("ncu is told the candidate's kernels, the NVTX range and the report", 
   CHECK_THAT(line, contains_text("dram__throughput.avg.pct_of_peak_sustained_elapsed"));
 }
 
-TEST_CASE("without ncu, --ncu says so in the record and names where it looked", "[profile]") {
+TEST_CASE("without ncu, kbench says where it looked and how to point it at one", "[profile]") {
   ScopedEnv no_path("PATH", "/nonexistent");
   ScopedEnv no_ncu("KBENCH_NCU", "");
-  if (std::filesystem::exists("/usr/local/cuda/bin/ncu")) return;  // this machine has one where kbench looks
+  const auto where = profile::find_ncu("/nonexistent/cuda/bin");
+  CHECK(where.path.empty());
+  CHECK_THAT(where.why_absent, contains_text("not installed"));
+  CHECK_THAT(where.why_absent, contains_text("/nonexistent/cuda/bin"));
+  CHECK_THAT(where.why_absent, contains_text("KBENCH_NCU"));
+}
+
+TEST_CASE("an ncu that is not there leaves a clear message in the record's profile", "[profile]") {
+  ScopedEnv bad_ncu("KBENCH_NCU", "/nonexistent/ncu");
   auto record = profiled_record();
   sandbox::EvalRequest req;
   req.ncu = true;
   sandbox::add_ncu_figures(record, req, {}, sandbox::kForkWithoutExec);
-  CHECK_THAT(record["profile"]["ncu"].value("unavailable", ""), contains_text("not installed"));
-  CHECK_THAT(record["profile"]["ncu"].value("unavailable", ""), contains_text("KBENCH_NCU"));
+  CHECK_THAT(record["profile"]["ncu"].value("unavailable", ""), contains_text("KBENCH_NCU=/nonexistent/ncu is not an executable"));
+  CHECK_FALSE(record["profile"]["candidate"]["kernels"][0].contains("ncu"));
 }
 
 TEST_CASE("--ncu on a candidate that was not profiled says why there are no figures", "[profile]") {

@@ -56,7 +56,6 @@ TEST_CASE("the profile of a candidate that calls cuBLAS shows the matmul among i
   CHECK(c["torch_ops_summary"][0]["share"].get<double>() > 0.5);  // the GEMM dominates
   CHECK(c["kernels"][0]["kernel"] == "bias_mul_leaky_relu");
   CHECK(record["profile"]["roofline"]["flops"].get<double>() > 1.3e11);
-  CHECK(record["profile"].value("cost_ms", 1e9) < 1000);
 }
 
 TEST_CASE("--ncu gives each kernel Nsight Compute's figures, or says that ncu is absent", "[gpu]") {

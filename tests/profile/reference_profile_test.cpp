@@ -1,6 +1,9 @@
 // libtorch's profiler around a reference forward. On the CPU (Debian's libtorch has no CUDA
 // activity) the breakdown must say it is unavailable and why, having seen the operators; on the GPU
 // it must name the kernels.
+#include <algorithm>
+#include <cctype>
+
 #include "fixtures.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
