@@ -108,7 +108,7 @@ TEST_CASE("an ncu that is not there leaves a clear message in the record's profi
   CHECK_FALSE(record["profile"]["candidate"]["kernels"][0].contains("ncu"));
 }
 
-TEST_CASE("--ncu on a candidate that was not profiled says why there are no figures", "[profile]") {
+TEST_CASE("a candidate that was not profiled gets no ncu figures, and the record says why", "[profile]") {
   nlohmann::json record = {{"verdict", "value_mismatch"}};
   sandbox::EvalRequest req;
   req.ncu = true;

@@ -58,7 +58,7 @@ TEST_CASE("the profile of a candidate that calls cuBLAS shows the matmul among i
   CHECK(record["profile"]["roofline"]["flops"].get<double>() > 1.3e11);
 }
 
-TEST_CASE("--ncu gives each kernel Nsight Compute's figures, or says that ncu is absent", "[gpu]") {
+TEST_CASE("Nsight Compute's figures for each kernel with --ncu, or a message that ncu is absent", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   sandbox::EvalRequest req;
   req.submission = (testing::test_dir().parent_path() / "level1/19_ReLU.cu").string();
