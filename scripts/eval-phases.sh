@@ -5,7 +5,9 @@
 # start-up (process and libtorch, before the worker), problem load (with the
 # device query's cuInit), NVRTC, host compile, the GPU's preparation (CUDA context, reference read
 # on the CPU and moved to the GPU, memory held for poisoning; beside NVRTC, so only the wait for it
-# adds), and the correctness trials (inputs, candidate, checks, reference, compare) and timing. Usage: scripts/eval-phases.sh [build-dir] [out-dir]
+# adds), and the correctness trials (inputs, candidate, checks, reference, compare) and timing; L2#12
+# once more with --profile ('profile' row: its 'prof' column is the profile stage, whose cost the
+# last line sets against the warm run's wall time). Usage: scripts/eval-phases.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -24,10 +26,14 @@ echo "kbench --version: ${floor[*]} ms (process start, libtorch loaded, exit; no
 cases=("level1/23_Softmax.cu 1 23" "level1/37_FrobeniusNorm_.cu 1 37" "level2/12_Gemm_Multiply_LeakyReLU.cu 2 12")
 for c in "${cases[@]}"; do
   read -r file level problem <<<"$c"
-  for cache in cold warm; do
+  modes="cold warm"
+  [[ $level/$problem == 2/12 ]] && modes="cold warm profile"
+  for cache in $modes; do
     [[ $cache == cold ]] && rm -rf "${KBENCH_CACHE:-$HOME/.cache/kbench}/compile"
+    extra=()
+    [[ $cache == profile ]] && extra=(--profile)
     start=$(date +%s%N)
-    "$BUILD/kbench" eval "$file" --level "$level" --problem "$problem" --out "$OUT_DIR/phases-$level-$problem-$cache.json" >/dev/null || true
+    "$BUILD/kbench" eval "$file" --level "$level" --problem "$problem" "${extra[@]}" --out "$OUT_DIR/phases-$level-$problem-$cache.json" >/dev/null || true
     end=$(date +%s%N)
     echo "$file $cache $(((end - start) / 1000000))" >>"$OUT_DIR/phases-wall.txt"
   done
@@ -42,7 +48,7 @@ for line in (out / "phases-wall.txt").read_text().splitlines():
 # One row per run, two lines: where the wall time went, then the GPU's preparation (a thread beside
 # the NVRTC compile: only 'wait' adds to the wall) and the GPU's own work.
 print(f"{'submission':40s} {'cache':5s} {'wall':>6s} {'start':>6s} {'other':>5s} {'load':>5s} {'env':>4s} "
-      f"{'nvrtc':>7s} {'host':>5s} {'wait':>6s} {'hold2':>5s} {'params':>6s} {'check':>6s} {'timing':>6s} {'non-GPU':>7s}  verdict")
+      f"{'nvrtc':>7s} {'host':>5s} {'wait':>6s} {'hold2':>5s} {'params':>6s} {'check':>6s} {'timing':>6s} {'prof':>5s} {'non-GPU':>7s}  verdict")
 rows = []
 for (f, cache), wall in walls.items():
     level, problem = f.split("/")[0][-1], f.split("/")[1].split("_")[0]
@@ -56,7 +62,7 @@ for (f, cache), wall in walls.items():
     print(f"{f:40s} {cache:5s} {wall:6.0f} {start:6.0f} {other:5.0f} {p.get('problem_load', 0):5.0f} "
           f"{p.get('environment', 0):4.0f} {p.get('nvrtc', 0):7.1f} {p.get('host_compile', 0):5.1f} {p.get('gpu_wait', 0):6.1f} "
           f"{p.get('memory_hold', 0):5.1f} {p.get('params', 0):6.1f} {p.get('correctness', 0):6.0f} {p.get('timing', 0):6.0f} "
-          f"{wall - gpu_work:7.0f}  {r.get('verdict')}")
+          f"{p.get('profile', 0):5.0f} {wall - gpu_work:7.0f}  {r.get('verdict')}")
     rows.append((f, cache, lines := len(pathlib.Path(f).read_text().splitlines()), p))
 print("start: process start to the worker's request (libtorch loads before main; 10 ms ticks); the worker's end, which")
 print("releases its context and held memory, goes on after kbench exits;")
@@ -73,4 +79,10 @@ for f, cache, lines, p in rows:
           f"{split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f}")
 print("(correctness columns are sums over all trials; 'cand.' includes poisoning free memory and the out-of-bounds check;")
 print(" 'ref read' is the archive read on the CPU from the request's start, beside the device query and CUDA's start-up)")
+profiled = [(f, p) for f, cache, lines, p in rows if cache == "profile"]
+for f, p in profiled:
+    split = p.get("profile_split", {})
+    added = walls[(f, "profile")] - walls[(f, "warm")]
+    print(f"--profile on {f}: profile stage {p.get('profile', 0):.0f} ms (candidate {split.get('candidate', 0):.0f}, "
+          f"reference {split.get('reference', 0):.0f}); wall {added:+.0f} ms against the warm run (goal: at most 1000)")
 PY

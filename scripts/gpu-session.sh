@@ -17,6 +17,7 @@
 # serve-tests the kbench serve tests, CPU and GPU (ctest -R serve)
 # serve       scripts/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
 # serve-throughput  scripts/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
+# profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
@@ -97,6 +98,10 @@ PY
   serve-throughput)
     timed serve-throughput scripts/serve-bench.sh build-gpu "$LOGS" throughput
     grep -v "^export" "$LOGS/serve-throughput.log" | cut -c1-300 ;;
+  profile)
+    timed profile scripts/profile-check.sh build-gpu "$LOGS/profile"
+    cat "$LOGS/profile.log" | cut -c1-240
+    save "$LOGS/profile/profile-2-12.json" ;;
   *) echo "unknown step: $step" ;;
   esac
 done

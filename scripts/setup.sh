@@ -28,7 +28,7 @@ fi
 
 start=$SECONDS
 packages=(build-essential cmake ninja-build libtorch-dev python3-torch python3-numpy
-          libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcpp-httplib-dev)
+          libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libcsv-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

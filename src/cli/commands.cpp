@@ -35,12 +35,6 @@ namespace {
 
 void apply_logging(const GlobalOptions& g) { log::set_verbosity(g.verbosity); }
 
-std::string self_exe() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the kbench executable (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
-}
 
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
@@ -110,6 +104,23 @@ void add_budget_options(CLI::App* cmd, sandbox::Budgets& budgets) {
   cmd->add_option("--check-budget", budgets.correctness_s, "Seconds allowed for the correctness trials (default 180)");
   cmd->add_option("--timing-budget", budgets.timing_s, "Seconds allowed for timing (default 300)");
   cmd->add_option("--host-memory-budget", budgets.host_memory_gib, "GiB of host memory a worker may hold (default 48)");
+}
+
+// --profile and --ncu, shared by eval and batch. Validated in the callback (needs timing, a worker).
+void add_profile_options(CLI::App* cmd, sandbox::EvalRequest& req) {
+  cmd->add_flag("--profile", req.profile,
+                "After timing, take one more call apart: the candidate's kernels and PyTorch ops with their GPU times, "
+                "the reference's operators and kernels, bandwidth and FLOP/s against the GPU's peaks");
+  cmd->add_flag("--ncu", req.ncu,
+                "Also run the candidate's kernels under Nsight Compute (in a worker of their own): SM and DRAM "
+                "throughput, achieved occupancy, L2 hit rate, top stall reason; implies --profile");
+}
+
+// The profile needs the timed mean it is set beside; ncu needs a worker to start under it.
+void check_profile_options(sandbox::EvalRequest& req, bool in_process) {
+  req.profile = req.profile || req.ncu;
+  if (req.profile && !req.time) throw CLI::ValidationError("--profile", "needs timing: drop --no-timing");
+  if (req.ncu && in_process) throw CLI::ValidationError("--ncu", "runs a worker under Nsight Compute: drop --in-process");
 }
 
 // ---- list ---------------------------------------------------------------------------------------
@@ -257,6 +268,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--out", *out_file, "Also write the JSON record to this file");
   add_budget_options(cmd, *budgets);
   auto* in_process_flag = cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
+  add_profile_options(cmd, *req);
   auto server = std::make_shared<std::string>(), token = std::make_shared<std::string>();
   cmd->add_option("--server", *server, "Evaluate on a running `kbench serve` at this URL (e.g. http://127.0.0.1:8000)")
       ->excludes(in_process_flag)->excludes(device);
@@ -266,6 +278,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
     req->root = g.root;
     req->time = !*no_timing;
     req->timing.flush_l2 = !*no_flush;
+    check_profile_options(*req, *in_process);
     nlohmann::json record;
     if (!server->empty()) {
       const nlohmann::json body = {{"source", read_text(req->submission)}, {"level", req->level}, {"problem", req->problem},
@@ -405,14 +418,16 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
   add_budget_options(cmd, o->budgets);
+  add_profile_options(cmd, o->base);
   cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
     apply_logging(g);
     o->dir = *dir;
     o->gpus = *gpus;
     o->base.root = g.root;
     o->base.time = !*no_timing;
+    check_profile_options(o->base, false);
     o->base.check.tolerance = {-1, -1};
-    o->worker_exe = self_exe();
+    o->worker_exe = sandbox::current_executable();
     o->progress = !g.json && g.verbosity >= 0;
     if (!shard->empty()) {
       const auto slash = shard->find('/');
@@ -501,7 +516,7 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.base.check.tolerance = {-1, -1};
     o.base.timing.trials = *timing_trials;
     o.base.compile_only = !gpu.present;
-    o.worker_exe = self_exe();
+    o.worker_exe = sandbox::current_executable();
     sandbox::run_batch(o);
     const auto records = report::read_records({scratch.string()});  // sorted by kernel file
     std::filesystem::remove(scratch);
@@ -601,7 +616,7 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o->defaults.request.root = g.root;
     o->max_source_bytes = *max_source_kib << 10;
     if (o->token.empty()) o->token = env_or_empty("KBENCH_SERVE_TOKEN");
-    o->service.worker_exe = self_exe();
+    o->service.worker_exe = sandbox::current_executable();
     exit_code = serve::serve_until_signalled(*o, g.json);
   });
 }

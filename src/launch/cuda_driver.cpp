@@ -16,6 +16,14 @@ std::string DeviceInfo::arch() const {
   return major == 9 && minor == 0 ? base + "a" : base;
 }
 
+int fp32_lanes_per_multiprocessor(int major, int minor) {
+  if (major == 6) return minor == 0 ? 64 : 128;
+  if (major == 7) return 64;
+  if (major == 8) return minor == 0 ? 64 : 128;
+  if (major >= 9 && major <= 12) return 128;
+  return 0;
+}
+
 #ifdef KBENCH_WITH_CUDA
 
 namespace {
@@ -64,6 +72,11 @@ DeviceInfo query_device(int ordinal) {
     info.max_grid[i] = p.maxGridSize[i];
   }
   info.max_shared_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  info.registers_per_multiprocessor = p.regsPerMultiprocessor;
+  info.shared_per_multiprocessor = static_cast<int>(p.sharedMemPerMultiprocessor);
+  info.max_blocks_per_multiprocessor = p.maxBlocksPerMultiProcessor;
+  if (cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, ordinal) == cudaSuccess)
+    info.fp32_flops = 2.0 * fp32_lanes_per_multiprocessor(p.major, p.minor) * p.multiProcessorCount * info.sm_clock_khz * 1e3;
   int memory_khz = 0;
   if (cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess)
     info.memory_bandwidth = 2.0 * memory_khz * 1e3 * p.memoryBusWidth / 8.0;  // two transfers per clock
@@ -85,6 +98,7 @@ LoadedModule::LoadedModule(const std::string& cubin, const std::vector<compile::
     check(cuFuncGetAttribute(&k.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn), "cuFuncGetAttribute");
     check(cuFuncGetAttribute(&k.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn), "cuFuncGetAttribute");
     check(cuFuncGetAttribute(&k.local_bytes_per_thread, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn), "cuFuncGetAttribute");
+    check(cuFuncGetAttribute(&k.registers_per_thread, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), "cuFuncGetAttribute");
     kernels_[sig.name] = k;
   }
 }

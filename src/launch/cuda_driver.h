@@ -33,6 +33,12 @@ struct DeviceInfo {
   int max_block[3] = {0, 0, 0};
   int max_grid[3] = {0, 0, 0};
   int max_shared_optin = 0;     // per block, with the opt-in attribute
+  // What bounds how many blocks an SM holds (the profile's occupancy limiter).
+  int registers_per_multiprocessor = 0;
+  int shared_per_multiprocessor = 0;
+  int max_blocks_per_multiprocessor = 0;
+  int sm_clock_khz = 0;         // the SM's peak clock
+  double fp32_flops = 0;        // peak FP32 FLOP/s on the CUDA cores (FMA = 2): SMs x FP32 lanes x 2 x clock
   double memory_bandwidth = 0;  // peak device memory bandwidth, bytes/s (memory clock x bus width, DDR)
   int driver_version = 0;       // e.g. 13000
   int runtime_version = 0;
@@ -43,6 +49,10 @@ struct DeviceInfo {
 int device_count();                   // 0 without a GPU, a driver, or a CUDA build
 DeviceInfo query_device(int ordinal);
 
+// FP32 lanes per SM by compute capability (the CUDA programming guide's arithmetic throughput
+// table); 0 for an architecture kbench does not know, which leaves the FLOP/s peak unknown.
+int fp32_lanes_per_multiprocessor(int major, int minor);
+
 // A CUBIN loaded into the current context, with each kernel's function handle and signature.
 class LoadedModule {
  public:
@@ -52,6 +62,7 @@ class LoadedModule {
     int max_threads_per_block = 0;
     int static_shared_bytes = 0;
     int local_bytes_per_thread = 0;  // stack and spills: the driver reserves it for all resident threads
+    int registers_per_thread = 0;
   };
 
   LoadedModule(const std::string& cubin, const std::vector<compile::KernelSignature>& signatures);

@@ -23,6 +23,7 @@ const DeviceInfo* g_device = nullptr;
 std::atomic<int64_t> g_launches{0};
 std::atomic<bool> g_skip_launches{false};
 std::set<const void*> g_launched_storages;
+LaunchObserver* g_observer = nullptr;
 
 [[noreturn]] void fail(const LoadedModule::Kernel* kernel, const std::string& what) {
   std::string msg = std::string(kLaunchErrorTag) + what;
@@ -136,8 +137,11 @@ void launch(const std::string& name, const std::vector<int64_t>& grid, const std
     fail(k, "cannot enable " + std::to_string(shared_mem) + " bytes of dynamic shared memory");
   auto dim = [](const std::vector<int64_t>& v, size_t i) { return i < v.size() ? static_cast<unsigned>(v[i]) : 1u; };
   const CUstream stream = at::cuda::getCurrentCUDAStream().stream();
-  const CUresult r = cuLaunchKernel(fn, dim(grid, 0), dim(grid, 1), dim(grid, 2), dim(block, 0), dim(block, 1),
-                                    dim(block, 2), static_cast<unsigned>(shared_mem), stream, packed.finish(), nullptr);
+  const LaunchShape shape{k, {dim(grid, 0), dim(grid, 1), dim(grid, 2)}, {dim(block, 0), dim(block, 1), dim(block, 2)},
+                          static_cast<unsigned>(shared_mem), stream};
+  if (g_observer) g_observer->before(shape);
+  const CUresult r = cuLaunchKernel(fn, shape.grid[0], shape.grid[1], shape.grid[2], shape.block[0], shape.block[1],
+                                    shape.block[2], shape.shared_mem, stream, packed.finish(), nullptr);
   if (r != CUDA_SUCCESS) {
     const char* msg = nullptr;
     cuGetErrorString(r, &msg);
@@ -149,6 +153,7 @@ void launch(const std::string& name, const std::vector<int64_t>& grid, const std
     if (sticky) throw std::runtime_error(kRuntimeErrorTag + text);
     fail(k, text);
   }
+  if (g_observer) g_observer->after(shape);
   ++g_launches;
 #else
   (void)name; (void)grid; (void)block; (void)args; (void)shared_mem;
@@ -182,6 +187,8 @@ void reset_launch_count() {
 bool storage_was_launched(const void* storage_base) { return g_launched_storages.count(storage_base) > 0; }
 
 void set_skip_launches(bool skip) { g_skip_launches = skip; }
+
+void set_launch_observer(LaunchObserver* observer) { g_observer = observer; }
 
 // CONSERVATIVE alias analysis: the op returns nothing, and without it TorchScript would treat the
 // call as dead code and drop it, so the kernel would silently never run.

@@ -4,6 +4,7 @@
 // on the current stream. Errors carry a verdict tag that the checker turns into a verdict.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -31,5 +32,24 @@ bool storage_was_launched(const void* storage_base);
 // run, which asks whether the host program's outputs are right without the submission's kernels.
 // Skipped launches are not counted.
 void set_skip_launches(bool skip);
+
+// One launch as `kbench.launch` makes it, for a profiler: the kernel, its launch shape, and the
+// stream it goes on (a cudaStream_t).
+struct LaunchShape {
+  const LoadedModule::Kernel* kernel = nullptr;
+  std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+  unsigned shared_mem = 0;  // dynamic, bytes
+  void* stream = nullptr;
+};
+
+// Hears every launch that passed its checks: before() right before the driver call, after() once
+// it was enqueued (not after a failed launch). Off (no observer) unless a profile is being taken.
+class LaunchObserver {
+ public:
+  virtual ~LaunchObserver() = default;
+  virtual void before(const LaunchShape& launch) = 0;
+  virtual void after(const LaunchShape& launch) = 0;
+};
+void set_launch_observer(LaunchObserver* observer);  // nullptr: none
 
 }  // namespace kbench::launch

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "report/profile_text.h"
+
 namespace kbench::report {
 namespace {
 
@@ -87,6 +89,20 @@ Table kernelbench_table(const std::vector<LevelScore>& levels) {
   return rows;
 }
 
+// How far correct candidates are from the time their memory traffic needs at peak bandwidth.
+Table floor_table(const std::vector<LevelScore>& levels) {
+  Table rows = {{"level", "correct, timed", "median x floor", "best x floor", "within 2x floor"}};
+  for (const auto& s : levels)
+    if (s.floor_candidates)
+      rows.push_back({std::to_string(s.level), std::to_string(s.floor_candidates), fixed(s.floor_median, 2) + "x",
+                      fixed(s.floor_best, 2) + "x", percent(s.floor_within_2x)});
+  return rows;
+}
+
+const char* kFloorHeading =
+    "Distance from the bandwidth floor (correct candidates' mean time / the time to read their inputs and write their "
+    "outputs once at peak memory bandwidth; 1x is memory-bound peak):\n";
+
 std::string verdict_lines(const ScoredRun& run, const std::string& bullet) {
   std::string out;
   for (const auto& s : run.levels) {
@@ -159,13 +175,19 @@ std::string markdown_table(const Table& rows) {
   return out;
 }
 
+std::string floor_section(const ScoredRun& run, bool markdown) {
+  const auto rows = floor_table(run.levels);
+  if (rows.size() == 1) return "";
+  return std::string(kFloorHeading) + (markdown ? "\n" + markdown_table(rows) : terminal_table(rows)) + "\n";
+}
+
 class TerminalPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
     return heading(run) + terminal_table(eager_table(run.levels)) + "\n" + kCompiledHeading +
            terminal_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading +
-           terminal_table(kernelbench_table(run.kernelbench_levels)) + "\n" + verdict_lines(run, "") +
-           flagged_lines(run, "  ");
+           terminal_table(kernelbench_table(run.kernelbench_levels)) + "\n" + floor_section(run, false) +
+           verdict_lines(run, "") + flagged_lines(run, "  ");
   }
 };
 
@@ -174,8 +196,8 @@ class MarkdownPrinter : public Printer {
   std::string render(const ScoredRun& run) const override {
     return heading(run) + "\n" + markdown_table(eager_table(run.levels)) + "\n" + kCompiledHeading + "\n" +
            markdown_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading + "\n" +
-           markdown_table(kernelbench_table(run.kernelbench_levels)) + "\n" + verdict_lines(run, "- ") + "\n" +
-           flagged_lines(run, "- ");
+           markdown_table(kernelbench_table(run.kernelbench_levels)) + "\n" + floor_section(run, true) +
+           verdict_lines(run, "- ") + "\n" + flagged_lines(run, "- ");
   }
 };
 
@@ -302,6 +324,7 @@ std::string eval_summary(const nlohmann::json& r) {
       if (t.contains(who))
         for (const auto& w : t[who].value("warnings", nlohmann::json::array())) out << "warning (" << who << "): " << w.get<std::string>() << "\n";
   }
+  if (r.contains("profile")) out << profile_text(r["profile"], 4);
   return out.str();
 }
 

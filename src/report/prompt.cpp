@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "report/profile_text.h"
+
 namespace kbench::report {
 namespace {
 
@@ -35,6 +37,7 @@ std::string feedback_section(const nlohmann::json& r, const std::string& previou
     if (t.contains("speedup_compiled")) s << ", against torch.compile " << t.value("speedup_compiled", 0.0) << "x";
     s << ".\n";
   }
+  if (r.contains("profile")) s << "\n" << profile_text(r["profile"]);
   s << "\n" << (r.value("verdict", "") == "correct" ? "It is correct. Make it faster while keeping it correct."
                                                       : "Fix it: the submission must be correct before speed counts.")
     << "\n\n";

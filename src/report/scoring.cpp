@@ -1,5 +1,6 @@
 #include "report/scoring.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kbench::report {
@@ -30,6 +31,14 @@ std::map<std::string, ProblemSamples> collect(const std::vector<nlohmann::json>&
       p.speedup_eager.push_back(r["timing"]["speedup_eager"].get<double>());
     if (r.contains("timing") && r["timing"].contains("speedup_compiled"))
       p.speedup_compiled.push_back(r["timing"]["speedup_compiled"].get<double>());
+    if (r.contains("timing") && r["timing"].contains("audit") && r["timing"].contains("candidate")) {
+      // The bandwidth audit's floor: under audit.bandwidth, or audit itself in records made before
+      // the distribution audit joined it.
+      const auto& audit = r["timing"]["audit"];
+      const double floor_ms = audit.contains("bandwidth") ? audit["bandwidth"].value("floor_ms", 0.0) : audit.value("floor_ms", 0.0);
+      const double mean = r["timing"]["candidate"].value("mean_ms", 0.0);
+      if (floor_ms > 0 && mean > 0) p.times_floor.push_back(mean / floor_ms);
+    }
   }
   return per_problem;
 }
@@ -88,7 +97,7 @@ std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const 
         ++s.verdicts[verdict], ++s.submissions;
         s.correct_using_torch_ops += verdict == "correct" && used_torch_compute_ops(r);
       }
-    std::vector<double> all_eager, all_compiled;
+    std::vector<double> all_eager, all_compiled, times_floor;
     for (const auto& [key, p] : per_problem) {
       s.max_samples = std::max(s.max_samples, p.samples);
       s.pass_at_1 += static_cast<double>(p.correct) / p.samples;
@@ -98,6 +107,7 @@ std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const 
       }
       all_eager.insert(all_eager.end(), p.speedup_eager.begin(), p.speedup_eager.end());
       all_compiled.insert(all_compiled.end(), p.speedup_compiled.begin(), p.speedup_compiled.end());
+      times_floor.insert(times_floor.end(), p.times_floor.begin(), p.times_floor.end());
     }
     int min_samples = s.max_samples;
     for (const auto& [key, p] : per_problem) min_samples = std::min(min_samples, p.samples);
@@ -116,6 +126,14 @@ std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const 
     s.geomean_speedup_eager = geomean(all_eager);
     s.geomean_speedup_compiled = geomean(all_compiled);
     s.has_compiled = !all_compiled.empty();
+    if (!times_floor.empty()) {
+      std::sort(times_floor.begin(), times_floor.end());
+      const size_t n = times_floor.size();
+      s.floor_candidates = static_cast<int>(n);
+      s.floor_median = n % 2 ? times_floor[n / 2] : (times_floor[n / 2 - 1] + times_floor[n / 2]) / 2;
+      s.floor_best = times_floor.front();
+      s.floor_within_2x = static_cast<double>(std::upper_bound(times_floor.begin(), times_floor.end(), 2.0) - times_floor.begin()) / n;
+    }
     out.push_back(s);
   }
   return out;
@@ -132,7 +150,12 @@ nlohmann::json to_json(const LevelScore& s) {
           {"correct_using_torch_ops", s.correct_using_torch_ops},
           {"pass@1", s.pass_at_1}, {"fast_p_eager", fe}, {"fast_p_compiled", s.has_compiled ? fc : nlohmann::json()},
           {"pass@k", pk}, {"fast_1@k", fk}, {"geomean_speedup_eager", s.geomean_speedup_eager},
-          {"geomean_speedup_compiled", s.has_compiled ? nlohmann::json(s.geomean_speedup_compiled) : nlohmann::json()}};
+          {"geomean_speedup_compiled", s.has_compiled ? nlohmann::json(s.geomean_speedup_compiled) : nlohmann::json()},
+          {"bandwidth_floor", s.floor_candidates ? nlohmann::json{{"candidates", s.floor_candidates},
+                                                                   {"median_times_floor", s.floor_median},
+                                                                   {"best_times_floor", s.floor_best},
+                                                                   {"within_2x", s.floor_within_2x}}
+                                                 : nlohmann::json()}};
 }
 
 std::vector<std::pair<double, double>> fast_curve(const std::vector<nlohmann::json>& records, int level,

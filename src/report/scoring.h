@@ -33,6 +33,7 @@ struct ProblemSamples {
   int correct = 0;
   std::vector<double> speedup_eager;     // one per correct sample that was timed
   std::vector<double> speedup_compiled;  // one per correct sample with a compiled baseline
+  std::vector<double> times_floor;       // one per correct timed sample: its mean / the audit's bandwidth floor
 };
 
 struct LevelScore {
@@ -49,6 +50,11 @@ struct LevelScore {
   double geomean_speedup_eager = 0;                   // over correct, timed samples
   double geomean_speedup_compiled = 0;
   bool has_compiled = false;
+  // How far correct candidates are from their bandwidth floor (timing.audit.floor_ms: inputs read and
+  // outputs written once at peak bandwidth): their time in multiples of it, 1 being memory-bound peak.
+  int floor_candidates = 0;
+  double floor_median = 0, floor_best = 0;
+  double floor_within_2x = 0;  // share of those candidates within twice their floor
 };
 
 // Unbiased estimator of the chance that at least one of k draws (of n, c good) is good.

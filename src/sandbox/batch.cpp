@@ -17,6 +17,7 @@
 #include "sandbox/compile_ahead.h"
 #include "sandbox/gpu_runner.h"
 #include "sandbox/job_queue.h"
+#include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
 namespace {

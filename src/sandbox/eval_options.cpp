@@ -110,6 +110,8 @@ const std::vector<Option>& options() {
       flag("no_flush", [](S& s) -> bool& { return s.request.timing.flush_l2; }, true,
            "do not flush the L2 before each timed trial"),
       flag("no_timing", [](S& s) -> bool& { return s.request.time; }, true, "check correctness only"),
+      flag("profile", [](S& s) -> bool& { return s.request.profile; }, false,
+           "add a profile of the candidate's kernels and the reference's operators (one more call of each)"),
       budget("compile_budget", [](S& s) -> double& { return s.budgets.compile_s; }, "seconds allowed for compiling"),
       budget("check_budget", [](S& s) -> double& { return s.budgets.correctness_s; },
              "seconds allowed for the correctness trials"),

@@ -14,6 +14,9 @@
 #include "launch/launch_op.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
+#include "profile/candidate_profile.h"
+#include "profile/reference_profile.h"
+#include "profile/roofline.h"
 #include "report/baselines.h"
 #include "report/environment.h"
 #include "timing/compiled_reference.h"
@@ -100,7 +103,7 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     context.reference_key = problem.key();
   }
   t0 = Clock::now();
-  check::hold_free_memory();
+  if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
   phases["memory_hold"] = ms_since(t0);
   return phases;
 }
@@ -153,7 +156,8 @@ nlohmann::json EvalRequest::to_json() const {
           {"seed", check.base_seed}, {"robust_trials", check.robust_trials}, {"robust_seed", check.robust_seed},
           {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
-          {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines}};
+          {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines},
+          {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
@@ -178,6 +182,9 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.timing.flush_l2 = j.value("flush_l2", true);
   r.check.forbid_torch_ops = j.value("torch_ops", "allow") == "forbid";
   r.known_baselines = j.value("known_baselines", nlohmann::json::object());
+  r.ncu = j.value("ncu", false);
+  r.profile = j.value("profile", false) || r.ncu;
+  r.ncu_target = j.value("ncu_target", false);
   return r;
 }
 
@@ -493,6 +500,71 @@ void timing_stage(const Run& run, const compile::HostProgram& host, const c10::D
   run.phases["timing"] = ms_since(t0);
 }
 
+// Stage 4b (--profile): one more call of candidate and reference, taken apart (profile/): where the
+// candidate's time goes kernel by kernel, beside the reference's operators, and how far both are
+// from the GPU's peaks. The candidate failing here fails as in timing; the reference's profiler
+// failing is recorded and changes nothing else.
+void profile_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
+                   int64_t output_bytes, Verdicts& verdicts) {
+  const auto timing = run.record.value("timing", nlohmann::json::object());
+  if (!timing.contains("candidate")) return;  // nothing timed to set the profile beside
+  run.stage("profile");
+  const auto t0 = Clock::now();
+  auto& reference = *run.context.reference;
+  const uint64_t seed = run.req.check.base_seed + 2000;  // inputs no checked or timed call saw
+  nlohmann::json profile;
+  const auto inputs = reference.make_inputs(seed);
+  try {
+    auto candidate = profile::profile_candidate(host, params, inputs, run.gpu);
+    const double timed = timing["candidate"].value("mean_ms", 0.0);
+    candidate["timed_mean_ms"] = timed;
+    // What the timed calls spent beyond the GPU's own work: the host program's launch gaps.
+    candidate["launch_overhead_ms"] = timed - candidate.value("forward_ms", 0.0);
+    profile["candidate"] = candidate;
+  } catch (const std::exception& e) {
+    verdicts.fail(check::classify_exception(e.what()), "during profiling: " + check::first_line_of_interest(e.what()));
+    run.record["error_details"] = e.what();
+    run.record["profile"] = {{"error", check::first_line_of_interest(e.what())}};
+    return;
+  }
+  // The reference's breakdown once per problem per worker, like its eager timing.
+  run.phases["profile_split"] = {{"candidate", ms_since(t0)}};
+  auto known = run.context.reference_profiles.find(run.problem.key());
+  if (known == run.context.reference_profiles.end()) {
+    const auto t_reference = Clock::now();
+    nlohmann::json entry;
+    try {
+      entry = profile::profile_reference(reference, inputs, seed, run.gpu);
+    } catch (const std::exception& e) {
+      entry = {{"error", check::first_line_of_interest(e.what())}};
+    }
+    known = run.context.reference_profiles.emplace(run.problem.key(), entry).first;
+    run.phases["profile_split"]["reference"] = ms_since(t_reference);
+  }
+  profile["reference"] = known->second;
+  const auto& flops = known->second.value("flops", nlohmann::json());
+  profile["roofline"] = profile::roofline(
+      {run.problem.input_bytes + output_bytes, run.gpu.memory_bandwidth,
+       flops.is_object() ? flops.value("count", 0.0) : 0.0, run.gpu.fp32_flops},
+      timing["candidate"].value("mean_ms", 0.0), timing.value("eager", nlohmann::json::object()).value("mean_ms", 0.0));
+  profile["cost_ms"] = ms_since(t0);
+  run.phases["profile"] = profile["cost_ms"];
+  run.record["profile"] = profile;
+}
+
+// For the ncu pass's worker (EvalRequest::ncu_target): one forward for Nsight Compute, unchecked.
+void ncu_target_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params) {
+  run.stage("profile");
+  try {
+    profile::run_for_ncu(host, params, run.context.reference->make_inputs(run.req.check.base_seed + 2000));
+    run.record["ncu_target"] = {{"ran", true}};
+    set_verdict(run.record, Verdict::not_checked, "ran once under Nsight Compute; not checked");
+  } catch (const std::exception& e) {
+    run.record["ncu_target"] = {{"ran", false}};
+    set_verdict(run.record, check::classify_exception(e.what()), "under Nsight Compute: " + check::first_line_of_interest(e.what()));
+  }
+}
+
 // Stage 5: the kernels must do the work: the outputs must be wrong without them. Last, because a
 // host program fed poison instead of its kernels' results may fail stickily (an index from poison);
 // the verdict holds either way. Returns whether that left the context unusable.
@@ -538,7 +610,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   // Before anything else allocates: the memory held while the module was unknown may leave too
   // little for its kernels' local memory, and is returned and taken again then.
   auto t0 = Clock::now();
-  check::hold_free_memory(check_options.keep_free_bytes);
+  if (!run.req.ncu_target) check::hold_free_memory(check_options.keep_free_bytes);
   run.phases["memory_hold"] = ms_since(t0);
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
@@ -549,6 +621,11 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   if (!params) return;
   const auto state_before = check::fingerprints(context.reference->state());
   run.phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
+  if (run.req.ncu_target) {
+    ncu_target_stage(run, host, *params);
+    launch::set_active_module(nullptr, nullptr);
+    return;
+  }
 
   const auto reused_before = context.reference_outputs.reused(), computed_before = context.reference_outputs.computed();
   const auto correctness = correctness_stage(run, host, *params, check_options);
@@ -556,6 +633,10 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   bool context_poisoned = correctness.context_poisoned;
   if (verdicts.either_correct() && run.req.time)
     timing_stage(run, host, *params, check_options, correctness, verdicts);
+  if (verdicts.either_correct() && run.req.time && run.req.profile)
+    profile_stage(run, host, *params, correctness.output_bytes, verdicts);
+  if (run.req.profile && !run.record.contains("profile"))
+    run.record["profile"] = {{"skipped", "only a candidate that is correct (under either rule) and timed is profiled"}};
   if (verdicts.either_correct() && !context_poisoned)
     context_poisoned = ablation_stage(run, host, *params, check_options, correctness.ablation_inputs, verdicts);
   launch::set_active_module(nullptr, nullptr);
@@ -570,9 +651,9 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
 
 }  // namespace
 
-// The pipeline: compile → PyTorch-op policy → (GPU) load → correctness → timing → ablation →
-// integrity; each stage writes its fragment of the record, and the first that settles the verdict
-// ends it.
+// The pipeline: compile → PyTorch-op policy → (GPU) load → correctness → timing → (profile) →
+// ablation → integrity; each stage writes its fragment of the record, and the first that settles
+// the verdict ends it.
 nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const std::string&)>& on_stage,
                         EvalContext* context) {
   EvalContext local_context;
@@ -603,6 +684,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     set_verdict(record, Verdict::not_checked,
                 req.compile_only ? "compiled (--compile-only): correctness not checked"
                                  : "compiled; correctness needs a GPU: " + gpu.why_absent);
+    if (req.profile) record["profile"] = {{"skipped", "profiling runs the candidate: it needs a GPU"}};
   } else {
     gpu_startup.rethrow();
 #ifdef KBENCH_WITH_CUDA

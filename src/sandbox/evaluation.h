@@ -41,6 +41,14 @@ struct EvalRequest {
   // ({"eager": ..., "compiled": ...}, either may be absent): a GpuRunner hands them to a restarted
   // worker, which then reuses them instead of timing the reference again.
   nlohmann::json known_baselines = nlohmann::json::object();
+  // --profile: a `profile` section after timing (profile/): the candidate's launches and PyTorch ops
+  // with their GPU times, the reference's operators and kernels, bandwidth and FLOP figures. --ncu
+  // adds Nsight Compute's figures per kernel (sandbox/ncu_pass.h) and implies --profile.
+  bool profile = false;
+  bool ncu = false;
+  // Set by the ncu pass on the request of its own worker, which runs under ncu: compile, load and
+  // one forward for ncu to profile; no checks, no timing, verdict not_checked.
+  bool ncu_target = false;
 
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);
@@ -68,11 +76,12 @@ struct EvalContext {
   std::string reference_key;
   check::ReferenceOutputCache reference_outputs;  // of `reference`
   BaselineTimings baselines;
+  std::map<std::string, nlohmann::json> reference_profiles;  // by problem key (--profile)
 };
 
 // The result record (JSON). Never throws for anything the submission does; throws only for errors
 // of the request itself (unknown problem, unreadable file, missing archive).
-// `on_stage` hears "correctness" and "timing" as they start (the worker forwards them to its parent,
+// `on_stage` hears "correctness", "timing" and "profile" as they start (the worker forwards them to its parent,
 // which applies a time budget per stage).
 nlohmann::json evaluate(const EvalRequest& request,
                         const std::function<void(const std::string&)>& on_stage = {}, EvalContext* context = nullptr);

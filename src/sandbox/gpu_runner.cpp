@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "launch/cuda_driver.h"
+#include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
 
@@ -46,6 +47,10 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
     try {
       start_workers();
       record = worker_->evaluate(request, budgets);
+      if (request.ncu) {
+        worker_->finish(10);  // the worker under ncu needs the GPU memory this one holds
+        add_ncu_figures(record, request, budgets, worker_exe_);
+      }
     } catch (...) {  // no process could be started (fork, pipes): the caller says so
       lock.lock();
       status_.busy = false;

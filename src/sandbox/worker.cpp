@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check/verdict.h"
+#include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
 namespace {
@@ -35,7 +36,7 @@ bool write_line(int fd, const nlohmann::json& j) {
 
 double budget_for(const std::string& stage, const Budgets& b) {
   if (stage == "correctness") return b.correctness_s;
-  if (stage == "timing") return b.timing_s;
+  if (stage == "timing" || stage == "profile") return b.timing_s;
   return b.compile_s;
 }
 
@@ -72,7 +73,11 @@ double ms_since_process_start() {
 
 }  // namespace
 
-Worker::Worker(std::string exe) : exe_(std::move(exe)) { ::signal(SIGPIPE, SIG_IGN); }
+Worker::Worker(std::string exe, std::vector<std::string> launcher) : exe_(std::move(exe)), launcher_(std::move(launcher)) {
+  if (!launcher_.empty() && exe_ == kForkWithoutExec)
+    throw std::logic_error("a worker started by a launcher must be exec'd: give it an executable");
+  ::signal(SIGPIPE, SIG_IGN);
+}
 Worker::~Worker() { stop(); }
 
 void Worker::start() {
@@ -111,7 +116,13 @@ void Worker::start() {
     // Descriptors a threaded parent opened without O_CLOEXEC (a server's sockets: a client's
     // connection would stay open while a worker holds it) must not reach the worker.
     ::close_range(kResultFd + 1, ~0U, 0);
-    ::execl(exe_.c_str(), exe_.c_str(), "__worker", static_cast<char*>(nullptr));
+    std::vector<std::string> args = launcher_;
+    args.push_back(exe_);
+    args.push_back("__worker");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
     _exit(127);
   }
   // The child makes itself a process group too, but perhaps not before stop() kills that group:
@@ -150,6 +161,30 @@ void Worker::abandon() {
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
   pid_ = -1;
   stop();  // closes the pipes; with no child left to wait for
+}
+
+bool Worker::finish(double timeout_s) {
+  if (pid_ < 0) return true;
+  ::close(to_worker_);
+  to_worker_ = -1;
+  const auto start = Clock::now();
+  bool exited = false;
+  while (std::chrono::duration<double>(Clock::now() - start).count() < timeout_s) {
+    pollfd fd = {output_, POLLIN, 0};  // keep draining: a full pipe would block it
+    if (::poll(&fd, 1, 50) > 0 && (fd.revents & POLLIN)) {
+      char buf[65536];
+      const ssize_t n = ::read(output_, buf, sizeof buf);
+      if (n > 0) kept_output_.append(buf, static_cast<size_t>(n));
+      if (kept_output_.size() > 2 * kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
+    }
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      exited = true;
+      break;
+    }
+  }
+  if (exited) pid_ = -1;
+  stop();  // kills what is left of its process group
+  return exited;
 }
 
 nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
@@ -245,13 +280,25 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
   return record;
 }
 
+std::string current_executable() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the kbench executable (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe) {
   // A single evaluation's wall time beyond the worker's own phases: the process's start-up (libtorch
   // loads before main) until the worker takes the request.
   const double before_worker = ms_since_process_start();
   Worker worker(worker_exe);
   auto record = worker.evaluate(request, budgets);
-  worker.abandon();
+  if (request.ncu) {
+    worker.finish(10);  // its GPU memory must be free for the worker under ncu
+    add_ncu_figures(record, request, budgets, worker_exe);
+  } else {
+    worker.abandon();
+  }
   if (record.contains("phases_ms")) record["phases_ms"]["process"] = {{"before_worker", before_worker}};
   return record;
 }

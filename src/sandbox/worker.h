@@ -6,6 +6,7 @@
 
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,8 +31,9 @@ inline const std::string kForkWithoutExec;
 // One worker process. Not copyable: it owns the child and its pipes.
 class Worker {
  public:
-  // `exe` is run as `exe __worker`, or see kForkWithoutExec.
-  explicit Worker(std::string exe);
+  // `exe` is run as `exe __worker`, or see kForkWithoutExec. A `launcher` (a profiler and its
+  // options) is run in its place with the worker's command line appended (a real `exe` needed).
+  explicit Worker(std::string exe, std::vector<std::string> launcher = {});
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -57,6 +59,12 @@ class Worker {
   // exit: the child is reaped by the process that inherits it.
   void abandon();
 
+  // Ends the worker as a finished one ends: its input closed, it exits by itself (a launcher such
+  // as ncu then writes its report); killed after `timeout_s`. Returns whether it exited in time.
+  bool finish(double timeout_s);
+
+  const std::string& output() const { return kept_output_; }  // the tail of its stdout and stderr
+
  private:
   void stop();
   struct Failure {
@@ -67,11 +75,15 @@ class Worker {
                                const Budgets& budgets);
 
   std::string exe_;
+  std::vector<std::string> launcher_;
   pid_t pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1, output_ = -1;
   std::string pending_, kept_output_;
   int served_ = 0;
 };
+
+// This process's executable (/proc/self/exe): what a worker that must be exec'd runs.
+std::string current_executable();
 
 // One request in a fresh worker, abandoned once it answered: what `kbench eval` does.
 nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe);

@@ -1,4 +1,5 @@
 #include "fixtures.h"
+#include "report/printers.h"
 #include "report/prompt.h"
 #include "sandbox/evaluation.h"
 #include "sandbox/worker.h"
@@ -71,4 +72,32 @@ TEST_CASE("kbench show prints a problem's degeneracy note in plain text as in JS
   CHECK_THAT(text, contains_text("# degenerate: " + json["degeneracy"].get<std::string>()));
   // A problem with no note prints none.
   CHECK_FALSE(contains_text("# degenerate:").match(testing::run_kbench("show --level 1 --problem 19")));
+}
+
+// tests/report/profiled_record.json: a record of L2#12's reference kernel in the layout --profile
+// writes (figures illustrative, of the H100's order).
+TEST_CASE("a refinement prompt built from a profiled record shows where the time goes", "[report]") {
+  report::PromptInput in;
+  in.problem_name = "12_Gemm_Multiply_LeakyReLU";
+  in.feedback = testing::read_json_file(testing::test_dir() / "report" / "profiled_record.json");
+  in.previous_submission = "(the previous file)";
+  const auto text = report::build_prompt(in);
+  CHECK_THAT(text, contains_text("Where the time goes"));
+  CHECK_THAT(text, contains_text("bias_mul_leaky_relu: 1 launch, 0.0520 ms (0.8%)"));
+  CHECK_THAT(text, contains_text("aten::matmul x1 6.2400 ms (98.9%)"));
+  CHECK_THAT(text, contains_text("aten::linear: 6.4100 ms (98.6%), mostly sm90_xmma_gemm"));
+  // Demangled PyTorch kernel names lose their parameter lists.
+  CHECK_THAT(text, contains_text("mostly at::native::leaky_relu_kernel x1"));
+  CHECK_THAT(text, contains_text("you take 58.30x that"));
+  CHECK_THAT(text, contains_text("(32.0% of the FP32 peak"));
+  CHECK_THAT(text, contains_text("Nsight Compute: unavailable"));
+  // The breakdown comes before the closing instruction, which stays last.
+  CHECK(text.find("Where the time goes") < text.find("Make it faster"));
+}
+
+TEST_CASE("kbench eval's summary shows the profile's breakdown", "[report]") {
+  const auto record = testing::read_json_file(testing::test_dir() / "report" / "profiled_record.json");
+  const auto summary = report::eval_summary(record);
+  CHECK_THAT(summary, contains_text("your kernels, slowest first"));
+  CHECK_THAT(summary, contains_text("the reference (PyTorch eager), 6.5000 ms of GPU work"));
 }

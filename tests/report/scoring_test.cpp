@@ -137,3 +137,26 @@ TEST_CASE("the report says how many correct submissions used PyTorch compute ops
   }
   CHECK_THAT(testing::run_kbench("report " + path.string()), contains_text("PyTorch compute ops in forward: 2 of 3 correct"));
 }
+
+TEST_CASE("kbench report says per level how far correct candidates are from their bandwidth floor", "[report]") {
+  auto timed = [](int id, const std::string& verdict, double mean_ms, double floor_ms) {
+    auto r = record(1, id, verdict, 1.0);
+    r["timing"]["candidate"] = {{"mean_ms", mean_ms}};
+    r["timing"]["audit"] = {{"flagged", false}, {"bandwidth", {{"flagged", false}, {"floor_ms", floor_ms}}}};
+    return r;
+  };
+  auto older = timed(3, "correct", 10.0, 2.0);  // a record from before the distribution audit: the floor at audit's top
+  older["timing"]["audit"] = {{"flagged", false}, {"floor_ms", 2.0}};
+  const std::vector<nlohmann::json> records = {timed(1, "correct", 1.2, 1.0), timed(2, "correct", 3.0, 1.0), older,
+                                               timed(4, "value_mismatch", 1.0, 1.0)};
+  const auto levels = report::score(records, {{1, 10}});
+  REQUIRE(levels.size() == 1);
+  CHECK(levels[0].floor_candidates == 3);  // not the wrong one
+  CHECK(levels[0].floor_median == Approx(3.0));
+  CHECK(levels[0].floor_best == Approx(1.2));
+  CHECK(levels[0].floor_within_2x == Approx(1.0 / 3));
+  const auto text = report::make_printer("terminal")->render(report::score_run(records, {{1, 10}}, false));
+  CHECK_THAT(text, contains_text("Distance from the bandwidth floor"));
+  CHECK_THAT(text, contains_text("3.00x"));
+  CHECK(report::to_json(levels[0])["bandwidth_floor"]["median_times_floor"].get<double>() == Approx(3.0));
+}

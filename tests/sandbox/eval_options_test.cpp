@@ -50,5 +50,5 @@ TEST_CASE("bad options are refused together, each named, and leave budgets at mo
     CHECK_THAT(what, contains_text("option \"timing_budget\" must be a number > 0 and at most 300"));
   }
   CHECK_THROWS_AS(apply_options(nlohmann::json::array(), s), OptionsError);
-  CHECK(option_list().size() == 18);
+  CHECK(option_list().size() == 19);
 }
