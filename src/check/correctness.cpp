@@ -60,7 +60,7 @@ std::string output_not_from_kernels(const c10::IValue& output, const std::vector
     for (const auto& in : ins)
       if (in.defined() && in.has_storage() && in.storage().data() == storage)
         return "output " + std::to_string(i) + " is (a view of) an input";
-    if (!launch::storage_was_launched(storage))
+    if (!launch::storage_was_launched(storage, outs[i].storage().nbytes()))
       return "output " + std::to_string(i) + " was computed by PyTorch ops: no kernel of the submission was given its memory";
   }
   return "";

@@ -10,6 +10,8 @@
 
 #include "check/degenerate.h"
 #include "check/verdict.h"
+#include "compile/extension_build.h"
+#include "compile/modelnew.h"
 #include "compile/nvrtc_compiler.h"
 #include "launch/cuda_driver.h"
 #include "log/log.h"
@@ -230,7 +232,8 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto no_timing = std::make_shared<bool>(false);
   auto no_flush = std::make_shared<bool>(false);
   req->check.tolerance = {-1, -1};  // "from the manifest" unless given
-  cmd->add_option("submission", req->submission, "The .cu file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("submission", req->submission, "The submission: kbench's .cu, or KernelBench's ModelNew .py")
+      ->required()->check(CLI::ExistingFile);
   cmd->add_option("--level", req->level, "Level (1, 2 or 3)")->required()->check(CLI::Range(1, 3));
   cmd->add_option("--problem", req->problem, "Problem id within the level")->required();
   cmd->add_option("--arch", req->arch, "NVRTC architecture (default: the GPU's, sm_90a without a GPU)");
@@ -247,6 +250,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--device", req->device, "GPU ordinal");
   cmd->add_option("--out", *out_file, "Also write the JSON record to this file");
   cmd->add_option("--compile-budget", budgets->compile_s, "Seconds allowed for compiling");
+  cmd->add_option("--build-budget", budgets->build_s, "Seconds allowed for building each extension of a ModelNew");
   cmd->add_option("--check-budget", budgets->correctness_s, "Seconds allowed for the correctness trials");
   cmd->add_option("--timing-budget", budgets->timing_s, "Seconds allowed for timing");
   cmd->add_option("--host-memory-budget", budgets->host_memory_gib, "GiB of host memory the worker may hold");
@@ -389,6 +393,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
   cmd->add_option("--check-budget", o->budgets.correctness_s, "Seconds allowed for the correctness trials");
   cmd->add_option("--timing-budget", o->budgets.timing_s, "Seconds allowed for timing");
+  cmd->add_option("--build-budget", o->budgets.build_s, "Seconds allowed for building each extension of a ModelNew");
   cmd->add_option("--host-memory-budget", o->budgets.host_memory_gib, "GiB of host memory a worker may hold");
   cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
     apply_logging(g);
@@ -562,10 +567,35 @@ void add_prompt(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+// A process that has run an embedded Python with a submission's extension loaded ends here: no
+// static destructors, which would tear down CUDA and Python state that nobody needs any more.
+[[noreturn]] void exit_without_teardown(int code) {
+  std::fflush(nullptr);
+  _exit(code);
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
   cmd->callback([&exit_code] { exit_code = sandbox::run_worker(3); });
+
+  auto* build = app.add_subcommand("__build-extension", "");
+  build->group("");  // hidden: a ModelNew's extension build (compile/extension_build.h) starts it
+  build->callback([] { exit_without_teardown(compile::run_extension_build(std::cin)); });
+
+  auto* prebuild = app.add_subcommand("__prebuild-modelnew", "");
+  prebuild->group("");  // hidden: the build pass of kbench batch starts it
+  auto file = std::make_shared<std::string>(), problem = std::make_shared<std::string>();
+  auto options = std::make_shared<compile::ModelNewOptions>();
+  prebuild->add_option("file", *file)->required();
+  prebuild->add_option("problem_source", *problem)->required();
+  prebuild->add_option("arch", options->arch)->required();
+  prebuild->callback([file, problem, options] {
+    options->problem_source = *problem;
+    options->cache_dir = problems::cache_dir();
+    compile::prebuild_modelnew(*file, *options);
+    exit_without_teardown(0);
+  });
 }
 
 }  // namespace

@@ -13,11 +13,15 @@
 #include <unistd.h>
 
 #include "check/correctness.h"
+#include "compile/child_process.h"
 #include "compile/compile_cache.h"
+#include "compile/modelnew.h"
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "problems/catalog.h"
 #include "sandbox/job_queue.h"
+
+extern char** environ;
 
 namespace kbench::sandbox {
 namespace {
@@ -97,19 +101,50 @@ class Progress {
 struct Job {
   DiscoveredSubmission submission;
   std::string hash;
-  std::shared_future<void> compiled;  // ready once NVRTC has put it in the compile cache
+  std::shared_future<void> compiled;  // ready once NVRTC or the extension builds have filled the caches
 };
+
+// A .py file that does not follow the naming is listed as unmatched only if it defines ModelNew: a
+// directory of Python files (a checkout, with its reference problems) holds many that are not
+// submissions at all.
+bool looks_like_modelnew(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find("class ModelNew") != std::string::npos;
+}
+
+// batch's build pass for a ModelNew: a child process (`kbench __prebuild-modelnew`) imports it and
+// constructs ModelNew on the CPU, so that its extensions are in the cache before a GPU needs them.
+// One compiler job each, since every core runs one; no GPU. What fails there is left for the
+// worker, which reports it.
+void prebuild_modelnew(const std::filesystem::path& file, const std::filesystem::path& problem_source,
+                       const std::string& arch, const std::string& exe, double timeout_s) {
+  compile::ChildOptions options;
+  bool jobs_given = false;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string e = *entry;
+    if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) continue;
+    jobs_given = jobs_given || e.rfind("MAX_JOBS=", 0) == 0;
+    options.environment.push_back(e);
+  }
+  options.environment.push_back("CUDA_VISIBLE_DEVICES=");
+  if (!jobs_given) options.environment.push_back("MAX_JOBS=1");
+  options.timeout_s = timeout_s;
+  options.own_process_group = true;
+  compile::run_child(exe, {"__prebuild-modelnew", file.string(), problem_source.string(), arch}, options);
+}
 
 }  // namespace
 
 Discovery discover(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir)) throw std::runtime_error("not a directory: " + dir.string());
-  static const std::regex flat(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.cu)");
-  static const std::regex nested(R"((?:.*/)?level(\d+)/(\d+)/[^/]+\.cu)");
+  static const std::regex flat(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.(cu|py))");
+  static const std::regex nested(R"((?:.*/)?level(\d+)/(\d+)/[^/]+\.(cu|py))");
   static const std::regex beside(R"((?:.*/)?level(\d+)/(\d+)_[^/]+\.cu)");  // levelN/<id>_<Name>.cu
   Discovery d;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".cu") continue;
+    const auto extension = entry.path().extension();
+    if (!entry.is_regular_file() || (extension != ".cu" && extension != ".py")) continue;
     const std::string rel = std::filesystem::relative(entry.path(), dir).string();
     std::smatch m;
     const std::string name = entry.path().filename().string();
@@ -119,7 +154,7 @@ Discovery discover(const std::filesystem::path& dir) {
     } else if (std::regex_match(rel, m, nested) || std::regex_match(rel, m, beside)) {
       s.level = std::stoi(m[1]), s.problem = std::stoi(m[2]);
     } else {
-      d.unmatched.push_back(rel);
+      if (extension == ".cu" || looks_like_modelnew(entry.path())) d.unmatched.push_back(rel);
       continue;
     }
     d.submissions.push_back(s);
@@ -180,7 +215,8 @@ BatchSummary run_batch(const BatchOptions& options) {
     jobs.push_back({s, hash, {}});
   }
 
-  // NVRTC on every core, ahead of the GPUs: workers then find their CUBINs in the compile cache.
+  // NVRTC and ModelNew extension builds on every core, ahead of the GPUs: workers then find their
+  // CUBINs and extensions in the caches.
   const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
   compile::CompileOptions copts;
   copts.arch = !o.base.arch.empty() ? o.base.arch : (gpu0.present ? gpu0.arch() : "sm_90a");
@@ -195,8 +231,14 @@ BatchSummary run_batch(const BatchOptions& options) {
     compilers.emplace_back([&] {
       for (size_t i; (i = next_compile++) < jobs.size();) {
         try {
-          const auto sub = compile::read_submission(jobs[i].submission.path);
-          compile::compile_device_source(sub.device_source, jobs[i].submission.path.filename().string(), copts, &cache);
+          const auto& path = jobs[i].submission.path;
+          const auto* problem = catalog.find(jobs[i].submission.level, jobs[i].submission.problem);
+          if (!compile::is_modelnew_file(path)) {
+            const auto sub = compile::read_submission(path);
+            compile::compile_device_source(sub.device_source, path.filename().string(), copts, &cache);
+          } else if (problem) {
+            prebuild_modelnew(path, catalog.source_path(*problem), copts.arch, o.worker_exe, o.budgets.build_s);
+          }
         } catch (const std::exception&) {
           // Malformed files get their verdict from the worker; nothing to prepare here.
         }
