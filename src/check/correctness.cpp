@@ -349,8 +349,9 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   const auto expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
   const auto cmp = compare_outputs(expected, out, options.tolerance);
   a.outputs_right = cmp.verdict == Verdict::correct;
-  a.message = a.outputs_right ? "the outputs are right with every kbench.launch skipped: the host program's PyTorch "
-                                "ops computed them, not the submission's kernels"
+  a.message = a.outputs_right ? "the outputs are right with every launch of the submission's kernels skipped: the "
+                                "host program's PyTorch ops computed them (or a ModelNew kept them from an earlier call), "
+                                "not the submission's kernels"
                               : "without its kernels the outputs are wrong (" + cmp.message + "): the kernels do the work";
   return a;
 }

@@ -381,12 +381,15 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto dir = std::make_shared<std::string>(), out = std::make_shared<std::string>(), shard = std::make_shared<std::string>();
   auto gpus = std::make_shared<std::vector<int>>();
   auto no_timing = std::make_shared<bool>(false);
-  cmd->add_option("dir", *dir, "Directory of .cu files (level_<L>_problem_<P>_sample_<S>_kernel.cu or level<L>/<P>/*.cu)")
+  cmd->add_option("dir", *dir, "Directory of submissions (level_<L>_problem_<P>_sample_<S>_kernel.cu or .py, or level<L>/<P>/*.cu or .py)")
       ->required()->check(CLI::ExistingDirectory);
   cmd->add_option("--out", *out, "Results file, one JSON line per submission (default <dir>/kbench-results.jsonl)");
   cmd->add_option("--gpus", *gpus, "GPU ordinals to use (default: all visible)")->delimiter(',');
   cmd->add_option("--shard", *shard, "i/n: evaluate only shard i of n (0-based), e.g. a Slurm array task");
-  cmd->add_option("--compile-threads", o->compile_threads, "NVRTC threads (default: all cores)");
+  cmd->add_option("--compile-threads", o->compile_threads, "NVRTC and extension build threads (default: all cores)");
+  cmd->add_flag("--build-only", o->build_only,
+                "Compile every submission (NVRTC, ModelNew extensions) into the caches and stop: no GPU needed");
+  cmd->add_option("--arch", o->base.arch, "Architecture to compile for (default: the first GPU's, sm_90a without one)");
   cmd->add_option("--trials", o->base.check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
   add_check_mode_options(cmd, o->base);
   cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
@@ -420,6 +423,14 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto found = sandbox::discover(o->dir);
     for (const auto& u : found.unmatched) log::warn("not a submission name kbench knows, skipped: " + u);
     const auto summary = sandbox::run_batch(*o);
+    if (o->build_only) {
+      if (g.json) std::cout << summary.to_json().dump(2) << "\n";
+      else std::printf("%d submissions found (%d unmatched names), %d in this shard: compiled into the caches in %.1f s "
+                       "on %d threads (--build-only: nothing evaluated)\n",
+                       summary.discovered, summary.unmatched, summary.in_shard, summary.compile_s, summary.compile_threads);
+      exit_code = 0;
+      return;
+    }
     if (g.json) {
       auto j = summary.to_json();
       j["results"] = o->out.string();
@@ -428,7 +439,8 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
     } else {
       std::printf("%d submissions found (%d unmatched names), %d in this shard: %d evaluated, %d duplicates, %d already done\n",
                   summary.discovered, summary.unmatched, summary.in_shard, summary.evaluated, summary.duplicates, summary.resumed);
-      std::printf("wall %.1f s; NVRTC ahead of the GPUs %.1f s;", summary.wall_s, summary.compile_s);
+      std::printf("wall %.1f s; NVRTC and extension builds ahead of the GPUs %.1f s on %d threads;", summary.wall_s,
+                  summary.compile_s, summary.compile_threads);
       for (size_t i = 0; i < summary.gpu_busy_s.size(); ++i)
         std::printf(" GPU %zu busy %.1f s (idle %.1f s);", i, summary.gpu_busy_s[i], summary.wall_s - summary.gpu_busy_s[i]);
       std::printf("\nresults: %s (kbench report %s)\n", o->out.c_str(), o->out.c_str());

@@ -133,6 +133,7 @@ class ModelNewProgram : public HostProgram {
   }
 
   bool has_setup() const override { return false; }
+  bool keeps_state() const override { return true; }
   std::string forward_schema() const override { return signature_; }
   const std::vector<std::string>& torch_ops() const override { return torch_ops_; }
   const std::vector<std::string>& computing_ops() const override { return computing_ops_; }
@@ -144,6 +145,7 @@ class ModelNewProgram : public HostProgram {
     py::gil_scoped_acquire gil;
     try {
       model_ = support_.attr("to_device")(model_, "cuda:" + std::to_string(device_));
+      if (const auto threads = python::other_threads(); !threads.empty()) throw HostProgramError(threads);
       c10::Dict<std::string, at::Tensor> state;
       for (const auto& [name, tensor] : support_.attr("state_tensors")(model_).cast<py::dict>())
         state.insert(name.cast<std::string>(), THPVariable_Unpack(tensor.ptr()));
@@ -166,6 +168,7 @@ class ModelNewProgram : public HostProgram {
         throw std::runtime_error(python::describe(e));
       }
     }
+    if (const auto threads = python::other_threads(); !threads.empty()) throw HostProgramError(threads);
     torch_ops_.assign(called_.ops.begin(), called_.ops.end());
     computing_ops_.assign(called_.computing.begin(), called_.computing.end());
     return to_ivalue(out);
@@ -234,6 +237,8 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
     const auto signature = support.attr("forward_signature")(cls).cast<std::string>();
     torch::manual_seed(problems::kModelSeed);  // as the reference was built: equal parameters
     auto model = support.attr("construct")(cls, init_inputs);
+    if (const auto threads = python::other_threads(); !threads.empty())
+      throw ModelNewError(ModelNewError::Kind::python, threads, threads);
     return std::make_unique<ModelNewProgram>(support, std::move(model), signature, options.device);
   } catch (const py::error_already_set& e) {
     throw python_failure(e, builds);

@@ -27,12 +27,13 @@ constexpr std::array<std::string_view, 17> kUnsupportedBackends = {
     "triton", "tilelang", "tvm", "cutlass", "cute", "thunderkittens", "cupy", "cupyx", "numba",
     "pycuda", "cuda", "jax", "jaxlib", "warp", "taichi", "helion", "mojo"};
 
-// Events refused outright: processes and threads, signals, changes to the file system, walks over
-// every live object, more audit hooks.
+// Events refused outright: processes and threads, signals, changes to the file system (but making a
+// directory: submissions often make a build directory they never use), walks over every live
+// object, more audit hooks.
 constexpr std::array<std::string_view, 40> kRefusedEvents = {
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn",
-    "subprocess.Popen", "_thread.start_new_thread", "os.kill", "os.killpg", "signal.pthread_kill",
-    "os.chdir", "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.link",
+    "subprocess.Popen", "_thread.start_new_thread", "_thread.start_joinable_thread", "os.kill", "os.killpg", "signal.pthread_kill",
+    "os.chdir", "os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "os.link",
     "os.symlink", "os.truncate", "os.utime", "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr",
     "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree", "shutil.move", "shutil.rmtree",
     "shutil.make_archive", "shutil.unpack_archive", "sqlite3.connect", "resource.setrlimit", "gc.get_objects",
@@ -115,6 +116,7 @@ py::module_ start_interpreter() {
   config.install_signal_handlers = 0;  // the worker's signals stay as kbench set them
   config.parse_argv = 0;
   config.write_bytecode = 0;           // no .pyc files written next to anyone's sources
+  config.buffered_stdio = 0;           // what a submission prints reaches the record before the worker ends
   config.safe_path = 1;                // nothing from the current directory shadows a module
   // The Python's own name makes its installation (a venv's site-packages) the interpreter's.
   PyConfig_SetBytesString(&config, &config.program_name, executable().c_str());
@@ -153,6 +155,15 @@ py::module_ start(bool with_cuda) {
 }
 
 void enter_submission_phase() { g_submission_phase = true; }
+
+std::string other_threads() {
+  int threads = 0;
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(PyInterpreterState_Get()); t; t = PyThreadState_Next(t))
+    ++threads;
+  if (threads <= 1) return "";
+  return std::string(kRefusedTag) + "a submission may not start threads (" + std::to_string(threads - 1) +
+         " Python thread(s) besides kbench's)";
+}
 
 const std::vector<std::string>& environment_at_start() {
   static const std::vector<std::string> environment = snapshot_environment();

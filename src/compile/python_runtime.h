@@ -6,7 +6,7 @@
 // Two phases. Set-up: kbench's own Python (torch imported, torch.cuda initialised, the problem's
 // get_init_inputs()). Then, once submission code is about to run and for the rest of the process,
 // an audit hook (sys.addaudithook's C form, which Python code cannot remove or reach) refuses what a
-// ModelNew has no need for: starting processes or threads, sockets, ctypes, writing, moving or
+// ModelNew has no need for: starting processes (or threads: see other_threads()), sockets, ctypes, writing, moving or
 // deleting files, reading /proc, /dev and /sys, signalling processes, gc's object walks and
 // importing kernel backends kbench does not run (Triton, TileLang, CuTe, ...). Native code of the
 // submission's extension is not Python and is not restricted by it.
@@ -33,6 +33,12 @@ pybind11::module_ start(bool with_cuda);
 
 // From now on the audit hook refuses what the header comment lists, for good.
 void enter_submission_phase();
+
+// "" while Python runs on this thread alone, else the refusal to put in the verdict. Python before
+// 3.13 raises no audit event when a thread starts, so kbench checks after every call into the
+// submission instead; as this thread holds the GIL between calls, such a thread has run only inside
+// the call that started it.
+std::string other_threads();
 
 // The process environment as it was when the interpreter started, before any submission code could
 // change it: what child processes (extension builds) get.

@@ -175,6 +175,7 @@ bool in_shard(const std::string& content_hash, int index, int count) {
 nlohmann::json BatchSummary::to_json() const {
   return {{"discovered", discovered}, {"unmatched", unmatched}, {"in_shard", in_shard}, {"resumed", resumed},
           {"evaluated", evaluated}, {"duplicates", duplicates}, {"wall_s", wall_s}, {"compile_s", compile_s},
+          {"compile_threads", compile_threads},
           {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}};
 }
 
@@ -245,6 +246,14 @@ BatchSummary run_batch(const BatchOptions& options) {
         compiled[i].set_value();
       }
     });
+
+  summary.compile_threads = threads;
+  if (o.build_only) {  // the caches are filled for a later run; nothing is evaluated
+    for (auto& t : compilers) t.join();
+    summary.compile_s = seconds_since(compile_start);
+    summary.wall_s = seconds_since(start);
+    return summary;
+  }
 
   // One worker per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
   // so that its samples reuse the worker's loaded reference and eager timing.

@@ -538,7 +538,7 @@ void timing_stage(const Run& run, const compile::HostProgram& host, const c10::D
 // the verdict holds either way. Returns whether that left the context unusable.
 bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
                     const check::CheckOptions& check_options, const check::TrialInputs& inputs, Verdicts& verdicts) {
-  if (host.computing_ops().empty()) {
+  if (host.computing_ops().empty() && !host.keeps_state()) {
     run.record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (only allocation, views, copies, "
                                           "dtype conversions, fills and random draws): what its kernels do not write is a copy "
                                           "of an input or a constant, which the robustness trials rule out"}};
