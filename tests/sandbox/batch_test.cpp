@@ -109,7 +109,8 @@ TEST_CASE("a batch takes KernelBench's ModelNew files beside .cu files, and buil
     std::filesystem::copy_file(from, dir / name);
     expected[name] = verdict;
   };
-  for (const auto& e : testing::read_json_file(fixtures / "expected.json")["submissions"])
+  const auto table = testing::read_json_file(fixtures / "expected.json");
+  for (const auto& e : table["submissions"])
     if (e.value("before_build", false) && e["problem"] == 19)
       add(fixtures / e["file"].get<std::string>(), e["verdict"], ".py");
   add(fixtures / "cpu" / "relu_cpp.py", "not_checked", ".py");
@@ -136,6 +137,12 @@ TEST_CASE("a batch takes KernelBench's ModelNew files beside .cu files, and buil
       CHECK(r["worker_evaluations"] == 1);
     }
   }
+  const auto report = nlohmann::json::parse(testing::run_kbench("--json report " + o.out.string()));
+  INFO(report.dump().substr(0, 2000));
+  REQUIRE(report["levels"].size() == 1);
+  CHECK(report["levels"][0]["submissions"] == static_cast<int>(expected.size()));
+  CHECK(report["levels"][0]["verdicts"]["unsupported_backend"] == 1);
+  CHECK(expected.size() >= 10);
 }
 
 TEST_CASE("shards partition the submissions by content", "[sandbox]") {
