@@ -12,6 +12,8 @@
 # ci          kbench ci against results/ci/<gpu>.json (CI_RECORD=1: --record, copied to $OUT)
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch)
 # phases      scripts/eval-phases.sh
+# modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu)
+# modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
@@ -58,6 +60,14 @@ for step in "$@"; do
   phases)
     timed phases scripts/eval-phases.sh build-gpu "$LOGS"
     tail -12 "$LOGS/phases.log" ;;
+  modelnew)
+    timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 2:12
+    timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension" -V -j1
+    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
+    grep -E "^modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | cut -c1-150 | head -60 ;;
+  modelnew-bench)
+    timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
+    tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
   *) echo "unknown step: $step" ;;
   esac
 done
