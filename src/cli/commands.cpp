@@ -186,6 +186,19 @@ void add_doctor(CLI::App& app, GlobalOptions& g, int& exit_code) {
           "install the CUDA toolkit (NVRTC) and make libnvrtc.so findable");
     }
     try {
+      const auto py = compile::modelnew_environment();
+      const bool usable = !py.value("ninja", "").empty() && (!launch::built_with_cuda() || !py.value("cuda_home", "").empty());
+      add("modelnew", usable,
+          "Python " + py.value("python", "") + " (" + py.value("executable", "") + "), torch " + py.value("torch", "") +
+              ", ninja " + (py.value("ninja", "").empty() ? "missing" : py.value("ninja", "")) + ", CUDA toolkit " +
+              (py.value("cuda_home", "").empty() ? "missing" : py.value("cuda_home", "")),
+          "ModelNew files build with torch.utils.cpp_extension: install ninja beside that Python (pip install ninja) and "
+          "the CUDA toolkit (or set CUDA_HOME)");
+    } catch (const std::exception& e) {
+      add("modelnew", false, e.what(), "kbench runs ModelNew files in the Python it was built against: set KBENCH_PYTHON "
+                                      "to a Python whose torch is kbench's libtorch");
+    }
+    try {
       const auto catalog = problems::Catalog::load(problems::project_root(g.root));
       size_t archives = 0, usable = 0;
       for (const auto& p : catalog.all()) {

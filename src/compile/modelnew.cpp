@@ -245,6 +245,12 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
   }
 }
 
+nlohmann::json modelnew_environment() {
+  auto support = python::start(/*with_cuda=*/false);
+  const auto json = py::module_::import("json");
+  return nlohmann::json::parse(json.attr("dumps")(support.attr("environment")()).cast<std::string>());
+}
+
 void prebuild_modelnew(const std::filesystem::path& file, const ModelNewOptions& options) {
   std::vector<ExtensionBuild> builds;
   try {

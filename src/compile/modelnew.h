@@ -50,6 +50,11 @@ struct ModelNewError : std::runtime_error {
 std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, const ModelNewOptions& options,
                                            std::vector<ExtensionBuild>& builds);
 
+// For kbench doctor: the Python, PyTorch and toolchain a ModelNew runs and builds with, as
+// {"python", "executable", "torch", "torch_cuda", "ninja", "cuda_home"} (empty: missing). Throws
+// std::runtime_error when kbench's Python cannot start.
+nlohmann::json modelnew_environment();
+
 // A batch's build pass, in a process of its own (`kbench __prebuild-modelnew`): loads the file
 // without a GPU, so that its extensions are in the cache before a GPU needs them. What fails is left
 // for the evaluation, which reports it.

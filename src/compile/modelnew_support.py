@@ -145,6 +145,14 @@ def load(*args, **kwargs):
                        "kbench builds the sources given to load_inline")
 
 
+def environment():
+    """For kbench doctor: what a ModelNew runs with, and what its builds need that may be missing."""
+    import shutil
+    ninja = shutil.which("ninja", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    return {"python": sys.version.split()[0], "executable": sys.executable, "torch": torch.__version__,
+            "torch_cuda": torch.version.cuda or "", "ninja": ninja or "", "cuda_home": _cpp_extension.CUDA_HOME or ""}
+
+
 def build_extension(spec, arch_list, directory, module_name, link_flags):
     """In a build process (not a worker): torch's own load_inline, into `directory`. Returns "" or
     the build's log."""
