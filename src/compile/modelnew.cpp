@@ -219,6 +219,8 @@ PYBIND11_EMBEDDED_MODULE(kbench_native, m) {
 
 bool is_modelnew_file(const std::filesystem::path& path) { return path.extension() == ".py"; }
 
+void start_python(bool with_cuda) { python::start(with_cuda); }
+
 std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, const ModelNewOptions& options,
                                            std::vector<ExtensionBuild>& builds) {
   auto support = python::start(options.with_cuda);
