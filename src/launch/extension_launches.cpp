@@ -9,6 +9,7 @@
 
 #ifdef KBENCH_WITH_CUDA
 #include <cstring>
+#include <dlfcn.h>
 #include <mutex>
 #include <unordered_map>
 
@@ -97,8 +98,6 @@ extern "C" {
 cudaError_t cudaLaunchKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t);
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t*, const void*, void**);
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void*, dim3, dim3, void**, size_t, cudaStream_t);
-cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
 CUresult cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig*, CUfunction, void**, void**);
@@ -106,12 +105,25 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned, unsigned, unsigned
                                         unsigned, CUstream, void**);
 }
 
+// The runtime's entry point of `<<<...>>>` since CUDA 12.8 or so; found at run time, so that kbench
+// also links against a runtime without it (whose extensions then never call it).
+using KernelLaunch = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+static KernelLaunch runtime_function(const char* name) {
+  return reinterpret_cast<KernelLaunch>(::dlsym(RTLD_DEFAULT, name));
+}
+#define KBENCH_RUNTIME_KERNEL_LAUNCH(name)                                         \
+  [](auto... args) {                                                               \
+    static const KernelLaunch real = runtime_function(#name);                      \
+    return real ? real(args...) : cudaErrorNotSupported;                           \
+  }
+
 // The wrappers, exported by the kbench executable (see CMakeLists.txt) for extensions to bind to.
 #define KBENCH_WRAP_KERNEL_LAUNCH(name)                                                                        \
   extern "C" cudaError_t __wrap_##name(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,      \
                                        cudaStream_t stream) {                                                  \
-    return intercept(cudaSuccess, address_words(args, kernel_parameters(k)),                                   \
-                     [&] { return name(k, grid, block, args, shared, stream); });                              \
+    return intercept(cudaSuccess, address_words(args, kernel_parameters(k)), [&] {                           \
+      return KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream);                         \
+    });                                                                                                        \
   }
 #define KBENCH_WRAP_RUNTIME_LAUNCH(name)                                                                       \
   extern "C" cudaError_t __wrap_##name(const void* func, dim3 grid, dim3 block, void** args, size_t shared,    \
