@@ -390,6 +390,9 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   options.device = req.device;
   options.cache_dir = problems::cache_dir();
   options.on_stage = run.on_stage;
+#ifdef KBENCH_WITH_CUDA
+  if (options.with_cuda) cudaSetDevice(req.device);  // torch.cuda's set-up below sees this GPU, as forward will
+#endif
   auto t0 = Clock::now();
   compile::start_python(options.with_cuda);
   run.phases["python_start"] = ms_since(t0);
