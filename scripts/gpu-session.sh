@@ -18,6 +18,8 @@
 # serve       scripts/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
 # serve-throughput  scripts/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
+# modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu)
+# modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=$(mktemp -d)
@@ -102,6 +104,14 @@ PY
     timed profile scripts/profile-check.sh build-gpu "$LOGS/profile"
     cat "$LOGS/profile.log" | cut -c1-240
     save "$LOGS/profile/profile-2-12.json" ;;
+  modelnew)
+    timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 2:12
+    timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
+    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
+    grep -E "^[0-9]+: modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -60 ;;
+  modelnew-bench)
+    timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
+    tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
   *) echo "unknown step: $step" ;;
   esac
 done

@@ -27,7 +27,7 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 start=$SECONDS
-packages=(build-essential cmake ninja-build libtorch-dev python3-torch python3-numpy
+packages=(build-essential cmake ninja-build libtorch-dev python3-torch python3-numpy python3-dev pybind11-dev
           libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libcsv-dev)
 missing=()
 for p in "${packages[@]}"; do

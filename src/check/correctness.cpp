@@ -60,7 +60,7 @@ std::string output_not_from_kernels(const c10::IValue& output, const std::vector
     for (const auto& in : ins)
       if (in.defined() && in.has_storage() && in.storage().data() == storage)
         return "output " + std::to_string(i) + " is (a view of) an input";
-    if (!launch::storage_was_launched(storage))
+    if (!launch::storage_was_launched(storage, outs[i].storage().nbytes()))
       return "output " + std::to_string(i) + " was computed by PyTorch ops: no kernel of the submission was given its memory";
   }
   return "";
@@ -360,8 +360,9 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   const auto expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
   const auto cmp = compare_outputs(expected, out, options.tolerance);
   a.outputs_right = cmp.verdict == Verdict::correct;
-  a.message = a.outputs_right ? "the outputs are right with every kbench.launch skipped: the host program's PyTorch "
-                                "ops computed them, not the submission's kernels"
+  a.message = a.outputs_right ? "the outputs are right with every launch of the submission's kernels skipped: the "
+                                "host program's PyTorch ops computed them (or a ModelNew kept them from an earlier call), "
+                                "not the submission's kernels"
                               : "without its kernels the outputs are wrong (" + cmp.message + "): the kernels do the work";
   return a;
 }

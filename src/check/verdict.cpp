@@ -12,10 +12,12 @@ struct Entry {
   const char* meaning;
 };
 
-constexpr std::array<Entry, 15> kVerdicts = {{
+constexpr std::array<Entry, 16> kVerdicts = {{
     {Verdict::correct, "correct", "matched the reference on every trial"},
-    {Verdict::compile_error, "compile_error", "NVRTC rejected the device code; the record holds the full log"},
-    {Verdict::host_error, "host_error", "the kbench:host block is missing or malformed, or the host program failed"},
+    {Verdict::compile_error, "compile_error",
+     "NVRTC rejected the device code, or a ModelNew's extension did not build; the record holds the full log"},
+    {Verdict::host_error, "host_error",
+     "the kbench:host block is missing or malformed, or the host program (a ModelNew's Python) failed"},
     {Verdict::launch_error, "launch_error", "kbench.launch was called with a wrong kernel, grid, block or argument list"},
     {Verdict::runtime_error, "runtime_error", "a kernel failed on the GPU (illegal address, trap, out of memory)"},
     {Verdict::timeout, "timeout", "the candidate exceeded its time budget and was killed"},
@@ -30,6 +32,8 @@ constexpr std::array<Entry, 15> kVerdicts = {{
     {Verdict::fragile, "fragile",
      "right on the problem's own inputs, wrong on inputs from other distributions (KernelBench would say correct)"},
     {Verdict::not_checked, "not_checked", "compiled, but correctness was not checked (no GPU, or --compile-only)"},
+    {Verdict::unsupported_backend, "unsupported_backend",
+     "a ModelNew whose kernels use a backend kbench does not run (Triton, TileLang, CuTe, ...): not evaluated"},
 }};
 
 }  // namespace

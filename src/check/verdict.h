@@ -22,6 +22,7 @@ enum class Verdict {
   inconsistent,
   fragile,      // right on the problem's own inputs only: wrong on the robustness trials' inputs
   not_checked,  // compiled, but nothing ran it (no GPU, or --compile-only): never counts as correct
+  unsupported_backend,  // a ModelNew whose kernels use a backend kbench does not run (Triton, ...)
 };
 
 std::string to_string(Verdict v);

@@ -10,6 +10,8 @@
 
 #include "check/degenerate.h"
 #include "check/verdict.h"
+#include "compile/extension_build.h"
+#include "compile/modelnew.h"
 #include "compile/nvrtc_compiler.h"
 #include "launch/cuda_driver.h"
 #include "log/log.h"
@@ -104,6 +106,7 @@ void add_budget_options(CLI::App* cmd, sandbox::Budgets& budgets) {
   cmd->add_option("--check-budget", budgets.correctness_s, "Seconds allowed for the correctness trials (default 180)");
   cmd->add_option("--timing-budget", budgets.timing_s, "Seconds allowed for timing (default 300)");
   cmd->add_option("--host-memory-budget", budgets.host_memory_gib, "GiB of host memory a worker may hold (default 48)");
+  cmd->add_option("--build-budget", budgets.build_s, "Seconds allowed for building each extension of a ModelNew (default 600)");
 }
 
 // --profile and --ncu, shared by eval and batch. Validated in the callback (needs timing, a worker).
@@ -204,6 +207,19 @@ void add_doctor(CLI::App& app, GlobalOptions& g, int& exit_code) {
           "install the CUDA toolkit (NVRTC) and make libnvrtc.so findable");
     }
     try {
+      const auto py = compile::modelnew_environment();
+      const bool usable = !py.value("ninja", "").empty() && (!launch::built_with_cuda() || !py.value("cuda_home", "").empty());
+      add("modelnew", usable,
+          "Python " + py.value("python", "") + " (" + py.value("executable", "") + "), torch " + py.value("torch", "") +
+              ", ninja " + (py.value("ninja", "").empty() ? "missing" : py.value("ninja", "")) + ", CUDA toolkit " +
+              (py.value("cuda_home", "").empty() ? "missing" : py.value("cuda_home", "")),
+          "ModelNew files build with torch.utils.cpp_extension: install ninja beside that Python (pip install ninja) and "
+          "the CUDA toolkit (or set CUDA_HOME)");
+    } catch (const std::exception& e) {
+      add("modelnew", false, e.what(), "kbench runs ModelNew files in the Python it was built against: set KBENCH_PYTHON "
+                                      "to a Python whose torch is kbench's libtorch");
+    }
+    try {
       const auto catalog = problems::Catalog::load(problems::project_root(g.root));
       size_t archives = 0, usable = 0;
       for (const auto& p : catalog.all()) {
@@ -250,7 +266,8 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto no_timing = std::make_shared<bool>(false);
   auto no_flush = std::make_shared<bool>(false);
   req->check.tolerance = {-1, -1};  // "from the manifest" unless given
-  cmd->add_option("submission", req->submission, "The .cu file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("submission", req->submission, "The submission: kbench's .cu, or KernelBench's ModelNew .py")
+      ->required()->check(CLI::ExistingFile);
   cmd->add_option("--level", req->level, "Level (1, 2 or 3)")->required()->check(CLI::Range(1, 3));
   cmd->add_option("--problem", req->problem, "Problem id within the level")->required();
   cmd->add_option("--arch", req->arch, "NVRTC architecture (default: the GPU's, sm_90a without a GPU)");
@@ -407,12 +424,15 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto dir = std::make_shared<std::string>(), out = std::make_shared<std::string>(), shard = std::make_shared<std::string>();
   auto gpus = std::make_shared<std::vector<int>>();
   auto no_timing = std::make_shared<bool>(false);
-  cmd->add_option("dir", *dir, "Directory of .cu files (level_<L>_problem_<P>_sample_<S>_kernel.cu or level<L>/<P>/*.cu)")
+  cmd->add_option("dir", *dir, "Directory of submissions (level_<L>_problem_<P>_sample_<S>_kernel.cu or .py, or level<L>/<P>/*.cu or .py)")
       ->required()->check(CLI::ExistingDirectory);
   cmd->add_option("--out", *out, "Results file, one JSON line per submission (default <dir>/kbench-results.jsonl)");
   cmd->add_option("--gpus", *gpus, "GPU ordinals to use (default: all visible)")->delimiter(',');
   cmd->add_option("--shard", *shard, "i/n: evaluate only shard i of n (0-based), e.g. a Slurm array task");
-  cmd->add_option("--compile-threads", o->compile_threads, "NVRTC threads (default: all cores)");
+  cmd->add_option("--compile-threads", o->compile_threads, "NVRTC and extension build threads (default: all cores)");
+  cmd->add_flag("--build-only", o->build_only,
+                "Compile every submission (NVRTC, ModelNew extensions) into the caches and stop: no GPU needed");
+  cmd->add_option("--arch", o->base.arch, "Architecture to compile for (default: the first GPU's, sm_90a without one)");
   cmd->add_option("--trials", o->base.check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
   add_check_mode_options(cmd, o->base);
   cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
@@ -445,6 +465,14 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto found = sandbox::discover(o->dir);
     for (const auto& u : found.unmatched) log::warn("not a submission name kbench knows, skipped: " + u);
     const auto summary = sandbox::run_batch(*o);
+    if (o->build_only) {
+      if (g.json) std::cout << summary.to_json().dump(2) << "\n";
+      else std::printf("%d submissions found (%d unmatched names), %d in this shard: compiled into the caches in %.1f s "
+                       "on %d threads (--build-only: nothing evaluated)\n",
+                       summary.discovered, summary.unmatched, summary.in_shard, summary.compile_s, summary.compile_threads);
+      exit_code = 0;
+      return;
+    }
     if (g.json) {
       auto j = summary.to_json();
       j["results"] = o->out.string();
@@ -453,7 +481,8 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
     } else {
       std::printf("%d submissions found (%d unmatched names), %d in this shard: %d evaluated, %d duplicates, %d already done\n",
                   summary.discovered, summary.unmatched, summary.in_shard, summary.evaluated, summary.duplicates, summary.resumed);
-      std::printf("wall %.1f s; NVRTC ahead of the GPUs %.1f s;", summary.wall_s, summary.compile_s);
+      std::printf("wall %.1f s; NVRTC and extension builds ahead of the GPUs %.1f s on %d threads;", summary.wall_s,
+                  summary.compile_s, summary.compile_threads);
       for (size_t i = 0; i < summary.gpu_busy_s.size(); ++i)
         std::printf(" GPU %zu busy %.1f s (idle %.1f s);", i, summary.gpu_busy_s[i], summary.wall_s - summary.gpu_busy_s[i]);
       std::printf("\nresults: %s (kbench report %s)\n", o->out.c_str(), o->out.c_str());
@@ -621,10 +650,35 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
   });
 }
 
+// A process that has run an embedded Python with a submission's extension loaded ends here: no
+// static destructors, which would tear down CUDA and Python state that nobody needs any more.
+[[noreturn]] void exit_without_teardown(int code) {
+  std::fflush(nullptr);
+  _exit(code);
+}
+
 void add_worker(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
   cmd->callback([&exit_code] { exit_code = sandbox::run_worker(3); });
+
+  auto* build = app.add_subcommand("__build-extension", "");
+  build->group("");  // hidden: a ModelNew's extension build (compile/extension_build.h) starts it
+  build->callback([] { exit_without_teardown(compile::run_extension_build(std::cin)); });
+
+  auto* prebuild = app.add_subcommand("__prebuild-modelnew", "");
+  prebuild->group("");  // hidden: the build pass of kbench batch starts it
+  auto file = std::make_shared<std::string>(), problem = std::make_shared<std::string>();
+  auto options = std::make_shared<compile::ModelNewOptions>();
+  prebuild->add_option("file", *file)->required();
+  prebuild->add_option("problem_source", *problem)->required();
+  prebuild->add_option("arch", options->arch)->required();
+  prebuild->callback([file, problem, options] {
+    options->problem_source = *problem;
+    options->cache_dir = problems::cache_dir();
+    compile::prebuild_modelnew(*file, *options);
+    exit_without_teardown(0);
+  });
 }
 
 }  // namespace

@@ -40,6 +40,11 @@ class HostProgram {
   // has nothing to find.
   virtual const std::vector<std::string>& computing_ops() const = 0;
 
+  // Whether the program lives across calls (a ModelNew instance, whose attributes persist): what its
+  // outputs hold may then come from an earlier call (a cache), not only from this call's inputs and
+  // constants, so the ablation run is made even where computing_ops() is empty.
+  virtual bool keeps_state() const { return false; }
+
   // setup(params) -> Dict[str, Tensor], run once and untimed; without setup, params pass through.
   virtual c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const = 0;
   virtual c10::IValue forward(const std::vector<c10::IValue>& inputs,

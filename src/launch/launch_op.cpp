@@ -1,10 +1,8 @@
 #include "launch/launch_op.h"
 
 #include <array>
-#include <atomic>
 #include <cstring>
 #include <limits>
-#include <set>
 #include <vector>
 
 #include <torch/library.h>
@@ -20,9 +18,6 @@ namespace {
 
 const LoadedModule* g_module = nullptr;
 const DeviceInfo* g_device = nullptr;
-std::atomic<int64_t> g_launches{0};
-std::atomic<bool> g_skip_launches{false};
-std::set<const void*> g_launched_storages;
 LaunchObserver* g_observer = nullptr;
 
 [[noreturn]] void fail(const LoadedModule::Kernel* kernel, const std::string& what) {
@@ -36,6 +31,7 @@ LaunchObserver* g_observer = nullptr;
 struct PackedArgs {
   std::vector<std::array<unsigned char, 8>> storage;
   std::vector<void*> pointers;
+  std::vector<uintptr_t> tensor_addresses;  // the storages the kernel is given
 
   template <typename T>
   void push(T value) {
@@ -67,7 +63,7 @@ void pack_argument(PackedArgs& packed, const c10::IValue& arg, const compile::Ke
     if (!t.is_cuda()) fail(k, where + " is a tensor on " + t.device().str() + "; kernels need GPU tensors");
     if (param.kind != ParamKind::Word64) fail(k, where + " is a tensor but the parameter is not a pointer");
     packed.push(t.data_ptr());
-    g_launched_storages.insert(t.storage().data());
+    packed.tensor_addresses.push_back(reinterpret_cast<uintptr_t>(t.data_ptr()));
   } else if (arg.isBool()) {
     if (param.kind != ParamKind::Integer) fail(k, where + " is a bool but the parameter is not an integer");
     packed.push(static_cast<uint8_t>(arg.toBool()));
@@ -129,7 +125,7 @@ void launch(const std::string& name, const std::vector<int64_t>& grid, const std
                 std::to_string(list.size()));
   PackedArgs packed;
   for (size_t i = 0; i < list.size(); ++i) pack_argument(packed, list[i], k->signature.params[i], k, i);
-  if (g_skip_launches) return;
+  if (launches_skipped()) return;
 
   auto fn = static_cast<CUfunction>(k->function);
   if (shared_mem > 48 * 1024 &&
@@ -154,7 +150,7 @@ void launch(const std::string& name, const std::vector<int64_t>& grid, const std
     fail(k, text);
   }
   if (g_observer) g_observer->after(shape);
-  ++g_launches;
+  record_launch(packed.tensor_addresses);
 #else
   (void)name; (void)grid; (void)block; (void)args; (void)shared_mem;
   fail(nullptr, "kbench.launch needs a GPU build of kbench");
@@ -177,16 +173,6 @@ void set_active_module(const LoadedModule* module, const DeviceInfo* device) {
   g_module = module;
   g_device = device;
 }
-
-int64_t launch_count() { return g_launches.load(); }
-void reset_launch_count() {
-  g_launches = 0;
-  g_launched_storages.clear();
-}
-
-bool storage_was_launched(const void* storage_base) { return g_launched_storages.count(storage_base) > 0; }
-
-void set_skip_launches(bool skip) { g_skip_launches = skip; }
 
 void set_launch_observer(LaunchObserver* observer) { g_observer = observer; }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "launch/cuda_driver.h"
+#include "launch/launches.h"  // its launches count there, with the ModelNew extensions'
 
 namespace kbench::launch {
 
@@ -19,19 +20,6 @@ inline constexpr const char* kRuntimeErrorTag = "[kbench:runtime_error] ";
 
 // The candidate whose kernels `kbench.launch` finds. One candidate per worker process at a time.
 void set_active_module(const LoadedModule* module, const DeviceInfo* device);
-
-// Successful launches since the last reset: a forward with none is `no_custom_kernel`.
-int64_t launch_count();
-void reset_launch_count();  // also forgets the storages below
-
-// Whether a tensor on this storage (by its base address) was an argument of a launch since the
-// reset: an output that never was came from PyTorch ops, not from the submission's kernels.
-bool storage_was_launched(const void* storage_base);
-
-// While set, `kbench.launch` checks its arguments as always but launches nothing: the ablation
-// run, which asks whether the host program's outputs are right without the submission's kernels.
-// Skipped launches are not counted.
-void set_skip_launches(bool skip);
 
 // One launch as `kbench.launch` makes it, for a profiler: the kernel, its launch shape, and the
 // stream it goes on (a cudaStream_t).

@@ -28,6 +28,11 @@ bool needs_newer_torch(const Problem& problem);
 inline constexpr const char* kOwnDistribution = "own";
 inline const std::vector<std::string> kRobustnessDistributions = {"normal", "logistic_x10", "uniform_pm0.1"};
 
+// The seed every reference model is built under (scripts/export_problems.py's MODEL_SEED): a
+// submission that builds its own modules (a ModelNew) is built under it too, so that its parameters
+// equal the reference's.
+inline constexpr uint64_t kModelSeed = 1234;
+
 class Reference {
  public:
   // Loads the archive made by scripts/export_problems.py on the CPU, then moves it to `device`;

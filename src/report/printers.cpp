@@ -283,7 +283,17 @@ std::string eval_summary(const nlohmann::json& r) {
   if (r.contains("verdicts") && other != r.value("verdict", ""))
     out << (compat ? "kbench's verdict: " : "KernelBench's verdict: ") << other << " — "
         << r["verdicts"][compat ? "kbench" : "kernelbench"].value("message", "") << "\n";
-  if (r.contains("compile")) {
+  if (r.contains("compile") && r["compile"].contains("extensions")) {  // a ModelNew: its load_inline builds
+    const auto& c = r["compile"];
+    out << "extensions (" << c.value("arch", "") << "):";
+    for (const auto& e : c["extensions"])
+      out << " " << e.value("name", "?") << " ("
+          << (!e.value("ok", false) ? "FAILED" : e.value("from_cache", false) ? "cached" : "built in " + fixed(e.value("seconds", 0.0), 1) + " s")
+          << ")";
+    out << (c["extensions"].empty() ? " none\n" : "\n");
+    for (const auto& e : c["extensions"])
+      if (!e.value("ok", false)) out << e.value("log", "") << "\n";
+  } else if (r.contains("compile")) {
     const auto& c = r["compile"];
     out << "compile: " << (c.value("ok", false) ? "ok" : "failed") << ", " << fixed(c.value("nvrtc_ms", 0.0), 1)
         << " ms" << (c.value("from_cache", false) ? " (cached)" : "") << ", " << c.value("arch", "")

@@ -97,19 +97,30 @@ class Progress {
 struct Job {
   DiscoveredSubmission submission;
   std::string hash;
-  std::shared_future<void> compiled;  // ready once NVRTC has put it in the compile cache
+  std::shared_future<void> compiled;  // ready once NVRTC or the extension builds have filled the caches
 };
+
+// A .py file that does not follow the naming is listed as unmatched only if it defines ModelNew: a
+// directory of Python files (a checkout, with its reference problems) holds many that are not
+// submissions at all.
+bool looks_like_modelnew(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find("class ModelNew") != std::string::npos;
+}
+
 
 }  // namespace
 
 Discovery discover(const std::filesystem::path& dir) {
   if (!std::filesystem::is_directory(dir)) throw std::runtime_error("not a directory: " + dir.string());
-  static const std::regex flat(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.cu)");
-  static const std::regex nested(R"((?:.*/)?level(\d+)/(\d+)/[^/]+\.cu)");
+  static const std::regex flat(R"(level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.(cu|py))");
+  static const std::regex nested(R"((?:.*/)?level(\d+)/(\d+)/[^/]+\.(cu|py))");
   static const std::regex beside(R"((?:.*/)?level(\d+)/(\d+)_[^/]+\.cu)");  // levelN/<id>_<Name>.cu
   Discovery d;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".cu") continue;
+    const auto extension = entry.path().extension();
+    if (!entry.is_regular_file() || (extension != ".cu" && extension != ".py")) continue;
     const std::string rel = std::filesystem::relative(entry.path(), dir).string();
     std::smatch m;
     const std::string name = entry.path().filename().string();
@@ -119,7 +130,7 @@ Discovery discover(const std::filesystem::path& dir) {
     } else if (std::regex_match(rel, m, nested) || std::regex_match(rel, m, beside)) {
       s.level = std::stoi(m[1]), s.problem = std::stoi(m[2]);
     } else {
-      d.unmatched.push_back(rel);
+      if (extension == ".cu" || looks_like_modelnew(entry.path())) d.unmatched.push_back(rel);
       continue;
     }
     d.submissions.push_back(s);
@@ -140,6 +151,7 @@ bool in_shard(const std::string& content_hash, int index, int count) {
 nlohmann::json BatchSummary::to_json() const {
   return {{"discovered", discovered}, {"unmatched", unmatched}, {"in_shard", in_shard}, {"resumed", resumed},
           {"evaluated", evaluated}, {"duplicates", duplicates}, {"wall_s", wall_s}, {"compile_s", compile_s},
+          {"compile_threads", compile_threads},
           {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}};
 }
 
@@ -180,20 +192,32 @@ BatchSummary run_batch(const BatchOptions& options) {
     jobs.push_back({s, hash, {}});
   }
 
-  // NVRTC on every core, ahead of the GPUs: workers then find their CUBINs in the compile cache.
+  // NVRTC and ModelNew extension builds on every core, ahead of the GPUs: workers then find their
+  // CUBINs and extensions in the caches.
   const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
   const auto compile_options = compile_options_for(o.base, gpu0);
   const auto compile_start = Clock::now();
+  CompileAhead compile_ahead(o.compile_threads);
+  for (auto& job : jobs) {
+    PrepareOptions prepare{compile_options, {}, o.worker_exe, o.budgets.build_s};
+    if (const auto* problem = catalog.find(job.submission.level, job.submission.problem))
+      prepare.problem_source = catalog.source_path(*problem);
+    job.compiled = compile_ahead.submit(job.submission.path, prepare);
+  }
+  summary.compile_threads = compile_ahead.threads();
+  if (o.build_only) {  // the caches are filled for a later run; nothing is evaluated
+    for (const auto& job : jobs) job.compiled.wait();
+    summary.compile_s = seconds_since(compile_start);
+    summary.wall_s = seconds_since(start);
+    return summary;
+  }
+
   const auto gpus = gpus_to_use(o.gpus);
   // One runner per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
   // so that its samples reuse the worker's loaded reference and eager timing.
   JobQueue queue(gpus.size());
   {
-    CompileAhead compile_ahead(o.compile_threads);
-    for (auto& job : jobs) {
-      job.compiled = compile_ahead.submit(job.submission.path, compile_options);
-      queue.push(std::to_string(job.submission.level) + "/" + std::to_string(job.submission.problem));
-    }
+    for (const auto& job : jobs) queue.push(std::to_string(job.submission.level) + "/" + std::to_string(job.submission.problem));
     queue.close();
     summary.gpu_busy_s.assign(gpus.size(), 0.0);
     Progress progress(static_cast<int>(jobs.size()), o.progress);

@@ -19,12 +19,13 @@ struct DiscoveredSubmission {
 
 struct Discovery {
   std::vector<DiscoveredSubmission> submissions;  // sorted by (level, problem, relative path)
-  std::vector<std::string> unmatched;             // .cu files whose names follow neither layout
+  std::vector<std::string> unmatched;  // .cu files, and .py files defining ModelNew, that follow no layout
 };
 
-// KernelBench's run naming `level_<L>_problem_<P>_sample_<S>_kernel.cu` anywhere under `dir`, the
-// nested layout `level<L>/<P>/<anything>.cu`, or kbench's own `level<L>/<P>_<Name>.cu` (reference
-// kernels beside their problems).
+// KernelBench's run naming `level_<L>_problem_<P>_sample_<S>_kernel.cu` (or `.py`, its own ModelNew
+// format) anywhere under `dir`, the nested layout `level<L>/<P>/<anything>.cu` (or `.py`), or
+// kbench's own `level<L>/<P>_<Name>.cu` (reference kernels beside their problems, whose `.py` are the
+// problems themselves).
 Discovery discover(const std::filesystem::path& dir);
 
 // Deterministic split for many machines: by content hash, so identical files land in one shard.
@@ -36,6 +37,7 @@ struct BatchOptions {
   std::vector<int> gpus;            // empty: every visible GPU
   int shard_index = 0, shard_count = 1;
   int compile_threads = 0;          // 0: all cores
+  bool build_only = false;          // fill the compile and extension caches, evaluate nothing
   bool progress = true;
   EvalRequest base;                 // trials, timing, tolerance for every submission
   Budgets budgets;
@@ -45,6 +47,7 @@ struct BatchOptions {
 struct BatchSummary {
   int discovered = 0, unmatched = 0, in_shard = 0, resumed = 0, evaluated = 0, duplicates = 0;
   double wall_s = 0, compile_s = 0;
+  int compile_threads = 0;          // NVRTC and extension builds ran on this many threads
   std::vector<double> gpu_busy_s;   // per GPU: time inside evaluations
   std::map<std::string, int> verdicts;
   nlohmann::json to_json() const;

@@ -3,11 +3,38 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "compile/child_process.h"
 #include "compile/compile_cache.h"
+#include "compile/modelnew.h"
 #include "compile/submission.h"
 #include "problems/catalog.h"
 
+extern char** environ;
+
 namespace kbench::sandbox {
+namespace {
+
+// A ModelNew's build pass: a child process imports it and constructs ModelNew on the CPU, so that
+// its extensions are in the cache before a GPU needs them. One compiler job each, since every core
+// runs one; no GPU.
+void prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare) {
+  compile::ChildOptions options;
+  bool jobs_given = false;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string e = *entry;
+    if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) continue;
+    jobs_given = jobs_given || e.rfind("MAX_JOBS=", 0) == 0;
+    options.environment.push_back(e);
+  }
+  options.environment.push_back("CUDA_VISIBLE_DEVICES=");
+  if (!jobs_given) options.environment.push_back("MAX_JOBS=1");
+  options.timeout_s = prepare.build_timeout_s;
+  options.own_process_group = true;
+  compile::run_child(prepare.worker_exe,
+                     {"__prebuild-modelnew", file.string(), prepare.problem_source.string(), prepare.compile.arch}, options);
+}
+
+}  // namespace
 
 CompileAhead::CompileAhead(int threads) {
   const int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -23,8 +50,8 @@ CompileAhead::~CompileAhead() {
   for (auto& t : threads_) t.join();
 }
 
-std::shared_future<void> CompileAhead::submit(const std::filesystem::path& submission,
-                                              const compile::CompileOptions& options, std::function<void()> done) {
+std::shared_future<void> CompileAhead::submit(const std::filesystem::path& submission, const PrepareOptions& options,
+                                              std::function<void()> done) {
   Task task{submission, options, std::move(done), {}};
   auto future = task.compiled.get_future().share();
   {
@@ -50,8 +77,13 @@ void CompileAhead::run() {
       tasks_.pop_front();
     }
     try {
-      const auto split = compile::read_submission(task.submission);
-      compile::compile_device_source(split.device_source, task.submission.filename().string(), task.options, &cache);
+      if (compile::is_modelnew_file(task.submission)) {
+        if (!task.options.problem_source.empty()) prebuild_modelnew(task.submission, task.options);
+      } else {
+        const auto split = compile::read_submission(task.submission);
+        compile::compile_device_source(split.device_source, task.submission.filename().string(), task.options.compile,
+                                       &cache);
+      }
     } catch (const std::exception&) {
       // A malformed or unreadable file: its worker reports the verdict.
     }

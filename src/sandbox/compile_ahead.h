@@ -1,7 +1,9 @@
-// NVRTC ahead of the GPUs, on a pool of threads: a submission handed in is compiled into the
-// compile cache, where the worker that evaluates it finds the result (a batch hands in every file
-// up front; serve each request as it arrives). A file that does not split or compile is left to
-// its worker, which reports the verdict. Its threads run at a lower priority than the workers.
+// Compiling ahead of the GPUs, on a pool of threads: a submission handed in is compiled into the
+// caches where the worker that evaluates it finds the result (a batch hands in every file up front;
+// serve each request as it arrives): NVRTC for kbench's format, the extension builds of a ModelNew
+// file (in a child process, `kbench __prebuild-modelnew`, without a GPU). A file that does not
+// split, compile or build is left to its worker, which reports the verdict. Its threads run at a
+// lower priority than the workers.
 #pragma once
 
 #include <condition_variable>
@@ -17,6 +19,15 @@
 
 namespace kbench::sandbox {
 
+// What a submission is compiled with: NVRTC's options (sandbox::compile_options_for, as its worker
+// will), and for a ModelNew file what its build pass needs.
+struct PrepareOptions {
+  compile::CompileOptions compile;
+  std::filesystem::path problem_source;  // the reference problem's file (ModelNew: get_init_inputs)
+  std::string worker_exe;                // the kbench executable that builds extensions
+  double build_timeout_s = 600;
+};
+
 class CompileAhead {
  public:
   explicit CompileAhead(int threads = 0);  // 0: one per core
@@ -24,15 +35,17 @@ class CompileAhead {
   CompileAhead(const CompileAhead&) = delete;
   CompileAhead& operator=(const CompileAhead&) = delete;
 
-  // Compiles `submission` with `options` (sandbox::compile_options_for, as its worker will). The
-  // future is ready, and `done` has been called, once the result is in the cache.
-  std::shared_future<void> submit(const std::filesystem::path& submission, const compile::CompileOptions& options,
+  // Compiles `submission` with `options`. The future is ready, and `done` has been called, once the
+  // result is in the caches.
+  std::shared_future<void> submit(const std::filesystem::path& submission, const PrepareOptions& options,
                                   std::function<void()> done = {});
+
+  int threads() const { return static_cast<int>(threads_.size()); }
 
  private:
   struct Task {
     std::filesystem::path submission;
-    compile::CompileOptions options;
+    PrepareOptions options;
     std::function<void()> done;
     std::promise<void> compiled;
   };

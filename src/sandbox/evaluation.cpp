@@ -2,13 +2,16 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <optional>
 
 #include "check/memory_guard.h"
 #include "check/timed_calls.h"
 #include "compile/compile_cache.h"
 #include "compile/host_program.h"
+#include "compile/modelnew.h"
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "launch/launch_op.h"
@@ -271,17 +274,78 @@ class GpuStartup {
   std::exception_ptr error_;
 };
 
-// What the compile stage makes of a submission: its device code (NVRTC) and its host program.
+// What the compile stage makes of a submission: its device code (NVRTC; none for a ModelNew, whose
+// kernels come with its extension) and its host program.
 struct CompiledSubmission {
-  compile::CompiledDevice device_code;
+  std::optional<compile::CompiledDevice> device_code;
   std::unique_ptr<compile::HostProgram> host;
 };
 
-// Stage 1: split the file, NVRTC, then the host program (after the GPU start-up joined). Returns
-// nothing once the record holds a verdict (host_error, compile_error).
-std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_startup) {
+// The host program's part of the record. A ModelNew's ops are known once forward has run
+// (run_on_gpu writes them again then).
+void record_host(const Run& run, const compile::HostProgram& host) {
+  run.record["host"] = {{"forward", host.forward_schema()}, {"setup", host.has_setup()}, {"torch_ops", host.torch_ops()},
+                        {"computing_ops", host.computing_ops()}};
+}
+
+// Stage 1 of KernelBench's format: the file imported in the worker's Python, its extensions built
+// or found in the cache, ModelNew constructed (compile/modelnew.h). After the GPU start-up has
+// joined: Python starts beside no other thread's work with libtorch.
+std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStartup& gpu_startup) {
   const auto& req = run.req;
   auto& record = run.record;
+  record["submission"]["format"] = "modelnew";
+  {
+    std::ifstream in(req.submission, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read submission " + req.submission);
+    record["submission"]["hash"] =
+        compile::content_hash(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+  }
+  gpu_startup.join(run);
+  run.stage("compile");
+  compile::ModelNewOptions options;
+  options.problem_source = problems::project_root(req.root) / run.problem.file;
+  options.arch = compile_options_for(run.req, run.gpu).arch;
+  options.with_cuda = run.gpu.present && !req.compile_only;
+  options.device = req.device;
+  options.cache_dir = problems::cache_dir();
+  options.on_stage = run.on_stage;
+#ifdef KBENCH_WITH_CUDA
+  if (options.with_cuda) cudaSetDevice(req.device);  // torch.cuda's set-up below sees this GPU, as forward will
+#endif
+  auto t0 = Clock::now();
+  compile::start_python(options.with_cuda);
+  run.phases["python_start"] = ms_since(t0);
+  std::vector<compile::ExtensionBuild> builds;
+  CompiledSubmission compiled;
+  t0 = Clock::now();
+  try {
+    compiled.host = compile::load_modelnew(req.submission, options, builds);
+  } catch (const compile::ModelNewError& e) {
+    using Kind = compile::ModelNewError::Kind;
+    set_verdict(record, e.kind == Kind::build ? Verdict::compile_error
+                        : e.kind == Kind::unsupported ? Verdict::unsupported_backend : Verdict::host_error,
+                e.what());
+    record["host"] = {{"error", e.details}};
+  }
+  run.phases["modelnew_load"] = ms_since(t0);
+  nlohmann::json extensions = nlohmann::json::array();
+  bool built = true;
+  for (const auto& b : builds) extensions.push_back(b.to_json()), built = built && b.ok;
+  record["compile"] = {{"ok", built}, {"arch", options.arch}, {"extensions", extensions}};
+  if (!compiled.host) return std::nullopt;
+  record_host(run, *compiled.host);
+  return compiled;
+}
+
+// Stage 1: split the file, NVRTC, then the host program (after the GPU start-up joined). Returns
+// nothing once the record holds a verdict (host_error, compile_error). The one place where the two
+// submission formats part.
+std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_startup) {
+  if (compile::is_modelnew_file(run.req.submission)) return compile_modelnew_stage(run, gpu_startup);
+  const auto& req = run.req;
+  auto& record = run.record;
+  record["submission"]["format"] = "kbench";
   compile::Submission submission;
   try {
     submission = compile::read_submission(req.submission);
@@ -298,7 +362,7 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
   compiled.device_code = compile::compile_device_source(
       submission.device_source, std::filesystem::path(req.submission).filename().string(), options, &cache);
   run.phases["nvrtc"] = ms_since(t0);
-  const auto& device_code = compiled.device_code;
+  const auto& device_code = *compiled.device_code;
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : device_code.kernels) kernels.push_back(k.to_string());
   record["compile"] = {{"ok", device_code.ok}, {"arch", device_code.arch}, {"nvrtc_ms", device_code.compile_ms},
@@ -322,9 +386,7 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
     return std::nullopt;
   }
   run.phases["host_compile"] = ms_since(t0);
-  const auto& host = *compiled.host;
-  record["host"] = {{"forward", host.forward_schema()}, {"setup", host.has_setup()}, {"torch_ops", host.torch_ops()},
-                    {"computing_ops", host.computing_ops()}};
+  record_host(run, *compiled.host);
   return compiled;
 }
 
@@ -343,23 +405,24 @@ bool torch_ops_policy_stage(const Run& run, const compile::HostProgram& host) {
 }
 
 #ifdef KBENCH_WITH_CUDA
-// Stage 2: the CUBIN loaded into the GPU's context, its kernels made the ones kbench.launch finds.
-// Null (and a compile_error in the record) when it does not load.
-std::unique_ptr<launch::LoadedModule> load_stage(const Run& run, const compile::CompiledDevice& device_code) {
+// Stage 2: the CUBIN loaded into the GPU's context, its kernels made the ones kbench.launch finds
+// (a ModelNew has none: its kernels came with its extension). False (and a compile_error in the
+// record) when it does not load.
+bool load_stage(const Run& run, const CompiledSubmission& compiled, std::unique_ptr<launch::LoadedModule>& module) {
   // The runtime first, so that the driver calls find torch's primary context current.
   cudaSetDevice(run.req.device);
   cudaFree(nullptr);
+  if (!compiled.device_code) return true;
   const auto t0 = Clock::now();
-  std::unique_ptr<launch::LoadedModule> module;
   try {
-    module = std::make_unique<launch::LoadedModule>(device_code.cubin, device_code.kernels);
+    module = std::make_unique<launch::LoadedModule>(compiled.device_code->cubin, compiled.device_code->kernels);
   } catch (const std::exception& e) {
     set_verdict(run.record, Verdict::compile_error, std::string("the CUBIN does not load on this GPU: ") + e.what());
-    return nullptr;
+    return false;
   }
   launch::set_active_module(module.get(), &run.gpu);
   run.phases["module_load"] = ms_since(t0);
-  return module;
+  return true;
 }
 
 // The candidate's parameters: its own copy of the reference's weights, through setup(). Sets the
@@ -570,7 +633,7 @@ void ncu_target_stage(const Run& run, const compile::HostProgram& host, const c1
 // the verdict holds either way. Returns whether that left the context unusable.
 bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
                     const check::CheckOptions& check_options, const check::TrialInputs& inputs, Verdicts& verdicts) {
-  if (host.computing_ops().empty()) {
+  if (host.computing_ops().empty() && !host.keeps_state()) {
     run.record["ablation"] = {{"skipped", "forward calls no PyTorch op that computes values (only allocation, views, copies, "
                                           "dtype conversions, fills and random draws): what its kernels do not write is a copy "
                                           "of an input or a constant, which the robustness trials rule out"}};
@@ -598,15 +661,15 @@ void reference_integrity_stage(const Run& run, const check::Fingerprints& state_
 
 // Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
 void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
-  const auto module = load_stage(run, compiled.device_code);
-  if (!module) return;
+  std::unique_ptr<launch::LoadedModule> module;
+  if (!load_stage(run, compiled, module)) return;
   run.stage("correctness");
   const auto& host = *compiled.host;
   const auto& problem = run.problem;
   auto& context = run.context;
 
   auto check_options = run.req.check;
-  check_options.keep_free_bytes = module->local_memory_reserve(run.gpu);
+  check_options.keep_free_bytes = module ? module->local_memory_reserve(run.gpu) : 0;
   // Before anything else allocates: the memory held while the module was unknown may leave too
   // little for its kernels' local memory, and is returned and taken again then.
   auto t0 = Clock::now();
@@ -640,6 +703,8 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   if (verdicts.either_correct() && !context_poisoned)
     context_poisoned = ablation_stage(run, host, *params, check_options, correctness.ablation_inputs, verdicts);
   launch::set_active_module(nullptr, nullptr);
+  run.record["host"]["torch_ops"] = host.torch_ops();  // a ModelNew's are known only now
+  run.record["host"]["computing_ops"] = host.computing_ops();
   run.record["context_poisoned"] = context_poisoned;
   run.record["reference_outputs"] = {{"reused", context.reference_outputs.reused() - reused_before},
                                      {"computed", context.reference_outputs.computed() - computed_before}};

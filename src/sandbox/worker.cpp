@@ -37,6 +37,7 @@ bool write_line(int fd, const nlohmann::json& j) {
 double budget_for(const std::string& stage, const Budgets& b) {
   if (stage == "correctness") return b.correctness_s;
   if (stage == "timing" || stage == "profile") return b.timing_s;
+  if (stage == "build") return b.build_s;
   return b.compile_s;
 }
 
@@ -48,10 +49,14 @@ double resident_gib(pid_t pid) {
   return static_cast<double>(pages_resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024 * 1024);
 }
 
-// Verdicts after which the worker process is not trusted with another candidate.
+// Records after which the worker process is not trusted with another candidate: verdicts that may
+// have damaged it, and any ModelNew, which leaves its Python state, its extension's native code (and
+// whatever threads that started) behind in the process.
 bool leaves_worker_damaged(const nlohmann::json& record) {
   const auto v = record.value("verdict", "");
-  return v == "runtime_error" || v == "crash" || v == "timeout" || record.value("context_poisoned", false);
+  const auto submission = record.find("submission");
+  const bool modelnew = submission != record.end() && submission->value("format", "") == "modelnew";
+  return v == "runtime_error" || v == "crash" || v == "timeout" || record.value("context_poisoned", false) || modelnew;
 }
 
 // Milliseconds since this process started (exec, then libtorch's libraries loaded before main), to

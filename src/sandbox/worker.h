@@ -15,7 +15,8 @@
 namespace kbench::sandbox {
 
 struct Budgets {
-  double compile_s = 60;       // split + NVRTC + host program
+  double compile_s = 60;       // split + NVRTC + host program (a ModelNew: its import)
+  double build_s = 600;        // each build of a ModelNew's extension (nvcc with PyTorch's headers)
   double correctness_s = 180;  // reference load, inputs, 5 candidate trials
   double timing_s = 300;       // candidate and eager timing
   // Resident host memory of the worker. A host program that hoards CPU tensors is stopped here,
@@ -40,7 +41,8 @@ class Worker {
 
   // Runs `request` in the worker (starting one if needed) and returns its record; never throws for
   // anything the candidate does. After a verdict that may have left the process damaged (crash,
-  // timeout, runtime error), the worker is gone and the next call starts a fresh one.
+  // timeout, runtime error), and after any ModelNew (whose Python state and native extension stay in
+  // the process), the worker is gone and the next call starts a fresh one.
   nlohmann::json evaluate(const EvalRequest& request, const Budgets& budgets);
 
   int evaluations_in_this_process() const { return served_; }

@@ -73,7 +73,7 @@ std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
   const auto options = sandbox::compile_options_for(job->request, gpu0_);
   const auto problem = std::to_string(job->request.level) + "/" + std::to_string(job->request.problem);
   // Queued for a GPU once NVRTC is done: a GPU never waits for a compile while other work is ready.
-  compile_ahead_->submit(job->request.submission, options, [this, job, problem] {
+  compile_ahead_->submit(job->request.submission, {options}, [this, job, problem] {
     std::lock_guard<std::mutex> lock(mutex_);
     --compiling_;
     queued_.emplace(queue_.push(problem), std::move(*job));

@@ -2,6 +2,7 @@
 #include <fstream>
 
 #include "fixtures.h"
+#include "compile/extension_build.h"
 #include "compile/submission.h"
 #include "sandbox/batch.h"
 
@@ -93,6 +94,56 @@ TEST_CASE("a batch records every submission once, evaluates duplicates once, and
   std::set<std::string> files;
   for (const auto& r : lines) files.insert(r["batch"]["file"].get<std::string>());
   CHECK(files.size() == 4);
+}
+
+TEST_CASE("a batch takes KernelBench's ModelNew files beside .cu files, and builds them before evaluating",
+          "[sandbox][modelnew]") {
+  // Compile-side only (a ModelNew that imports and builds is not_checked); the verdicts decided
+  // before any build (tests/modelnew/expected.json) are what a GPU gives too.
+  const auto dir = fresh_dir("modelnew");
+  const auto fixtures = testing::test_dir() / "modelnew";
+  std::map<std::string, std::string> expected;
+  int sample = 0;
+  auto add = [&](const std::filesystem::path& from, const std::string& verdict, const std::string& extension) {
+    const auto name = "level_1_problem_19_sample_" + std::to_string(sample++) + "_kernel" + extension;
+    std::filesystem::copy_file(from, dir / name);
+    expected[name] = verdict;
+  };
+  const auto table = testing::read_json_file(fixtures / "expected.json");
+  for (const auto& e : table["submissions"])
+    if (e.value("before_build", false) && e["problem"] == 19)
+      add(fixtures / e["file"].get<std::string>(), e["verdict"], ".py");
+  add(fixtures / "cpu" / "relu_cpp.py", "not_checked", ".py");
+  add(testing::test_dir() / ".." / "level1" / "19_ReLU.cu", "not_checked", ".cu");
+  std::ofstream(dir / "helper.py") << "print('not a submission')\n";  // neither matched nor listed
+  std::filesystem::copy_file(fixtures / "l1_19_relu.py", dir / "draft.py");  // a ModelNew: listed as unmatched
+
+  const auto found = sandbox::discover(dir);
+  CHECK(found.submissions.size() == expected.size());
+  CHECK(found.unmatched == std::vector<std::string>{"draft.py"});
+  compile::set_build_executable(testing::kbench_exe());
+  auto o = options_for(dir);
+  o.base.compile_only = true;  // the same verdicts on a GPU machine (relu_cpp.py's kernel is for the CPU)
+  const auto summary = sandbox::run_batch(o);
+  CHECK(summary.evaluated == static_cast<int>(expected.size()));
+  for (const auto& r : read_lines(o.out)) {
+    const std::string file = r["batch"]["file"];
+    INFO(file << ": " << r.value("message", ""));
+    CHECK(r["verdict"] == expected.at(file));
+    if (file.substr(file.size() - 3) == ".py") CHECK(r["submission"]["format"] == "modelnew");
+    if (r["verdict"] == "not_checked" && r["submission"]["format"] == "modelnew") {
+      // Built by the batch's build pass (or an earlier run), never by the worker.
+      REQUIRE(r["compile"]["extensions"].size() == 1);
+      CHECK(r["compile"]["extensions"][0]["from_cache"] == true);
+      CHECK(r["worker_evaluations"] == 1);
+    }
+  }
+  const auto report = nlohmann::json::parse(testing::run_kbench("--json report " + o.out.string()));
+  INFO(report.dump().substr(0, 2000));
+  REQUIRE(report["levels"].size() == 1);
+  CHECK(report["levels"][0]["submissions"] == static_cast<int>(expected.size()));
+  CHECK(report["levels"][0]["verdicts"]["unsupported_backend"] == 1);
+  CHECK(expected.size() >= 10);
 }
 
 TEST_CASE("shards partition the submissions by content", "[sandbox]") {

@@ -1,0 +1,34 @@
+// A child process run to completion: its arguments, environment and standard input given, its
+// standard output and error captured together. For the builds of ModelNew extensions and the build
+// pass of `kbench batch`, whose children run compilers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kbench::compile {
+
+struct ChildOptions {
+  std::vector<std::string> environment;  // "NAME=value" entries: the child's whole environment
+  std::string input;                     // written to its standard input, which is then closed
+  double timeout_s = 0;                  // > 0: killed after this long
+  // A process group of its own, so that a timeout kills what it started too (compilers). Without
+  // one it stays in the caller's group, and dies with it when the caller's group is killed.
+  bool own_process_group = false;
+};
+
+struct ChildResult {
+  int status = -1;         // as waitpid reports it
+  bool timed_out = false;
+  std::string output;      // standard output and error, interleaved
+  bool exited_cleanly() const;  // exit code 0
+};
+
+// Throws std::runtime_error only when the process cannot be started.
+ChildResult run_child(const std::string& executable, const std::vector<std::string>& arguments,
+                      const ChildOptions& options);
+
+// This process's executable (/proc/self/exe).
+std::string this_executable();
+
+}  // namespace kbench::compile

@@ -1,0 +1,197 @@
+#include "compile/extension_build.h"
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <ftw.h>
+#include <iterator>
+#include <unistd.h>
+
+#include <torch/csrc/api/include/torch/version.h>
+
+#include "compile/child_process.h"
+#include "compile/nvrtc_compiler.h"
+#include "compile/python_runtime.h"
+#include "compile/submission.h"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace kbench::compile {
+namespace {
+
+constexpr const char* kResultFile = "kbench-build.json";
+
+std::string& build_executable() {
+  static std::string path;
+  return path;
+}
+
+// Not std::filesystem::remove_all: PyTorch 2.11's libtorch.so exports a copy of it that the dynamic
+// linker binds in its place, and that copy crashes on a directory with entries.
+void remove_tree(const std::filesystem::path& dir) {
+  ::nftw(
+      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return std::remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
+}
+
+std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;  // torn: a miss
+  return j;
+}
+
+// A child process must not see a GPU (a build needs none, and a batch's GPUs are busy), nor an
+// environment that submission code changed: it gets the one kbench started with.
+std::vector<std::string> build_environment() {
+  std::vector<std::string> env;
+  for (const auto& entry : python::environment_at_start())
+    if (entry.rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) env.push_back(entry);
+  env.push_back("CUDA_VISIBLE_DEVICES=");
+  return env;
+}
+
+}  // namespace
+
+nlohmann::json ExtensionSpec::to_json() const {
+  return {{"name", name}, {"cpp_sources", cpp_sources}, {"cuda_sources", cuda_sources}, {"functions", functions},
+          {"extra_cflags", extra_cflags}, {"extra_cuda_cflags", extra_cuda_cflags}, {"extra_ldflags", extra_ldflags},
+          {"extra_include_paths", extra_include_paths},
+          {"with_cuda", with_cuda ? nlohmann::json(*with_cuda) : nlohmann::json(nullptr)},
+          {"with_pytorch_error_handling", with_pytorch_error_handling}};
+}
+
+ExtensionSpec ExtensionSpec::from_json(const nlohmann::json& j) {
+  ExtensionSpec s;
+  s.name = j.at("name");
+  for (auto [field, list] : {std::pair{"cpp_sources", &s.cpp_sources}, std::pair{"cuda_sources", &s.cuda_sources},
+                             std::pair{"functions", &s.functions}, std::pair{"extra_cflags", &s.extra_cflags},
+                             std::pair{"extra_cuda_cflags", &s.extra_cuda_cflags},
+                             std::pair{"extra_ldflags", &s.extra_ldflags},
+                             std::pair{"extra_include_paths", &s.extra_include_paths}})
+    *list = j.value(field, std::vector<std::string>{});
+  if (j.contains("with_cuda") && !j["with_cuda"].is_null()) s.with_cuda = j["with_cuda"].get<bool>();
+  s.with_pytorch_error_handling = j.value("with_pytorch_error_handling", true);
+  return s;
+}
+
+nlohmann::json ExtensionBuild::to_json() const {
+  nlohmann::json j = {{"name", name}, {"key", key}, {"ok", ok}, {"from_cache", from_cache}, {"seconds", seconds}};
+  if (!log.empty()) j["log"] = log;
+  return j;
+}
+
+const std::vector<std::string>& wrapped_launch_functions() {
+  static const std::vector<std::string> functions = {
+      "__cudaLaunchKernel", "__cudaLaunchKernel_ptsz", "cudaLaunchKernel", "cudaLaunchKernel_ptsz",
+      "cudaLaunchKernelExC", "cudaLaunchKernelExC_ptsz", "cudaLaunchCooperativeKernel",
+      "cudaLaunchCooperativeKernel_ptsz", "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx",
+      "cuLaunchKernelEx_ptsz", "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"};
+  return functions;
+}
+
+std::vector<std::string> extension_link_flags() {
+  std::vector<std::string> flags;
+  for (const auto& f : wrapped_launch_functions()) flags.push_back("-Wl,--wrap=" + f);
+  return flags;
+}
+
+std::string torch_arch_list(const std::string& sm_arch) {
+  std::string digits = sm_arch.rfind("sm_", 0) == 0 ? sm_arch.substr(3) : sm_arch;
+  std::string suffix;
+  while (!digits.empty() && !std::isdigit(static_cast<unsigned char>(digits.back()))) suffix.insert(0, 1, digits.back()), digits.pop_back();
+  if (digits.size() < 2) return sm_arch;  // not an sm_XY name: passed on as given
+  return digits.substr(0, digits.size() - 1) + "." + digits.back() + suffix;
+}
+
+std::string ExtensionCache::key(const ExtensionSpec& spec, const std::string& arch) {
+  auto material = spec.to_json();
+  material.erase("name");
+  material["toolchain"] = {{"torch", TORCH_VERSION}, {"cuda", nvrtc_version()}, {"python", PY_VERSION},
+                           {"arch", torch_arch_list(arch)}, {"link_flags", extension_link_flags()}};
+  return content_hash(material.dump());
+}
+
+std::optional<ExtensionBuild> ExtensionCache::lookup(const std::string& key) const {
+  const auto entry = dir_ / key;
+  const auto result = read_json(entry / kResultFile);
+  if (!result) return std::nullopt;
+  ExtensionBuild b;
+  b.key = key;
+  b.ok = result->value("ok", false);
+  b.log = result->value("log", "");
+  b.seconds = result->value("seconds", 0.0);
+  b.module = result->value("module", "");
+  b.library = entry / (b.module + ".so");
+  if (b.ok && !std::filesystem::exists(b.library)) return std::nullopt;
+  b.from_cache = true;
+  return b;
+}
+
+ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache) {
+  const auto key = ExtensionCache::key(spec, arch);
+  if (auto hit = cache.lookup(key)) {
+    hit->name = spec.name;
+    return *hit;
+  }
+  static std::atomic<int> builds{0};
+  std::filesystem::create_directories(cache.dir());
+  const auto scratch =
+      cache.dir() / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(builds++));
+  std::filesystem::create_directories(scratch);
+  ChildOptions options;
+  options.environment = build_environment();
+  options.input = nlohmann::json{{"spec", spec.to_json()}, {"arch", arch}, {"directory", scratch.string()},
+                                 {"module", "kbench_ext_" + key.substr(0, 16)}}
+                      .dump();
+  const auto exe = build_executable().empty() ? this_executable() : build_executable();
+  const auto child = run_child(exe, {"__build-extension"}, options);
+
+  if (read_json(scratch / kResultFile)) {
+    std::error_code taken;
+    std::filesystem::rename(scratch, cache.dir() / key, taken);
+    if (taken) remove_tree(scratch);  // another process stored it first
+    if (auto built = cache.lookup(key)) {
+      built->name = spec.name;
+      built->from_cache = false;
+      return *built;
+    }
+  }
+  remove_tree(scratch);
+  ExtensionBuild failed;  // the build process died: not cached, a later evaluation tries again
+  failed.name = spec.name;
+  failed.key = key;
+  failed.log = "the build process ended without a result (wait status " + std::to_string(child.status) + "):\n" +
+               child.output;
+  return failed;
+}
+
+int run_extension_build(std::istream& request_stream) {
+  const auto request = nlohmann::json::parse(request_stream);
+  const std::filesystem::path directory = request.at("directory").get<std::string>();
+  const std::string module = request.at("module");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string log;
+  try {
+    auto support = python::start(/*with_cuda=*/false);
+    const auto spec = py::module_::import("json").attr("loads")(request.at("spec").dump());
+    log = support.attr("build_extension")(spec, torch_arch_list(request.at("arch")), directory.string(), module,
+                                          extension_link_flags())
+              .cast<std::string>();
+  } catch (const std::exception& e) {
+    log = std::string("kbench could not run the build: ") + e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const nlohmann::json result = {{"ok", log.empty()}, {"log", log}, {"module", module}, {"seconds", seconds}};
+  std::ofstream(directory / kResultFile) << result.dump(1) << "\n";
+  return 0;
+}
+
+void set_build_executable(const std::string& path) { build_executable() = path; }
+
+}  // namespace kbench::compile

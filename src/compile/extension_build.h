@@ -1,0 +1,78 @@
+// The C++/CUDA extension of a ModelNew submission: what its load_inline call asked for, built once
+// per content into $KBENCH_CACHE/extensions/<key>/ by PyTorch's own torch.utils.cpp_extension, in a
+// child process (this executable's hidden `__build-extension` command), and linked so that kbench
+// sees the extension's kernel launches (launch/extension_launches.cpp). A failed build is cached too,
+// with the compiler's log.
+#pragma once
+
+#include <filesystem>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench::compile {
+
+// load_inline's arguments that decide the library.
+struct ExtensionSpec {
+  std::string name;  // the submission's name for it (the cache builds it under a name of its own)
+  std::vector<std::string> cpp_sources, cuda_sources, functions;
+  std::vector<std::string> extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths;
+  std::optional<bool> with_cuda;  // unset: when there are CUDA sources
+  bool with_pytorch_error_handling = true;
+
+  nlohmann::json to_json() const;
+  static ExtensionSpec from_json(const nlohmann::json& j);  // throws on a malformed spec
+};
+
+struct ExtensionBuild {
+  std::string name;  // the submission's
+  std::string key;   // the cache's
+  bool ok = false;
+  bool from_cache = false;
+  double seconds = 0;             // the build's wall time (when it was built)
+  std::string log;                // the compiler's output, when the build failed
+  std::string module;             // the Python module it was built as
+  std::filesystem::path library;  // the .so, when it built
+
+  nlohmann::json to_json() const;
+};
+
+// The CUDA runtime and driver entry points that launch kernels (the CUDA 13 `<<<...>>>` launch calls
+// __cudaLaunchKernel). An extension's calls of them go to kbench's wrappers, which the kbench
+// executable exports (launch/extension_launches.cpp), through these linker flags.
+const std::vector<std::string>& wrapped_launch_functions();
+std::vector<std::string> extension_link_flags();
+
+// A GPU architecture as TORCH_CUDA_ARCH_LIST writes it: "sm_90a" -> "9.0a", "sm_120" -> "12.0".
+std::string torch_arch_list(const std::string& sm_arch);
+
+class ExtensionCache {
+ public:
+  explicit ExtensionCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+  // The spec, the GPU architecture and the toolchain (PyTorch, CUDA and Python versions, kbench's
+  // link flags) decide the library; the submission's name for it does not.
+  static std::string key(const ExtensionSpec& spec, const std::string& arch);
+  std::optional<ExtensionBuild> lookup(const std::string& key) const;  // a build that ended, either way
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// The extension from the cache, or built now in a child process. Two processes building the same
+// extension at once both build; the first to finish is kept.
+ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache);
+
+// The child's side: reads the request that build_extension writes, builds, stores the result in the
+// request's directory. Returns the process's exit code.
+int run_extension_build(std::istream& request);
+
+// The executable whose `__build-extension` command builds (default: this process's own; tests,
+// which run in another executable, name kbench's).
+void set_build_executable(const std::string& path);
+
+}  // namespace kbench::compile

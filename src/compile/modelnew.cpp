@@ -1,0 +1,265 @@
+#include "compile/modelnew.h"
+
+#include <set>
+#include <sstream>
+
+#include <ATen/record_function.h>
+#include <pybind11/embed.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "compile/python_runtime.h"
+#include "problems/reference.h"
+
+namespace py = pybind11;
+
+namespace kbench::compile {
+namespace {
+
+// The extensions of the submission being loaded: kbench's load_inline (modelnew_support.py) asks
+// here, through the embedded module below.
+struct ExtensionBuilder {
+  const ModelNewOptions& options;
+  ExtensionCache cache;
+  std::vector<ExtensionBuild>& builds;
+
+  std::string build(const std::string& spec_json) {
+    const auto spec = ExtensionSpec::from_json(nlohmann::json::parse(spec_json));
+    // A hit costs a file read; only a real build switches to the build budget.
+    auto built = cache.lookup(ExtensionCache::key(spec, options.arch));
+    if (!built) {
+      if (options.on_stage) options.on_stage("build");
+      built = build_extension(spec, options.arch, cache);
+      if (options.on_stage) options.on_stage("compile");
+    }
+    built->name = spec.name;
+    builds.push_back(*built);
+    return nlohmann::json{{"ok", built->ok}, {"log", built->log}, {"module", built->module},
+                          {"path", built->library.string()}}
+        .dump();
+  }
+};
+ExtensionBuilder* g_builder = nullptr;
+
+// Sets the builder for the scope of one load.
+class BuilderScope {
+ public:
+  explicit BuilderScope(ExtensionBuilder& builder) { g_builder = &builder; }
+  ~BuilderScope() { g_builder = nullptr; }
+  BuilderScope(const BuilderScope&) = delete;
+  BuilderScope& operator=(const BuilderScope&) = delete;
+};
+
+// The PyTorch ops that forward calls itself (not those they call in turn), over every call: what
+// the record lists and the ablation rule needs (HostProgram::computing_ops). In kbench's own format
+// they are read from the program; Python's are known only by watching.
+struct CalledOps {
+  std::set<std::string> ops, computing;
+};
+thread_local CalledOps* t_called = nullptr;
+thread_local int t_depth = 0;
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) {
+  ++t_depth;
+  return nullptr;
+}
+
+void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  if (--t_depth != 0 || !t_called) return;
+  const std::string op = fn.name();
+  if (op.rfind("aten::", 0) != 0) return;
+  t_called->ops.insert(op);
+  bool makes_tensor = false;
+  for (const auto& v : fn.outputs()) makes_tensor = makes_tensor || v.isTensor();
+  if (makes_tensor && computes_values(op)) t_called->computing.insert(op);
+}
+
+// Watches the calling thread's ops for the scope of one call.
+class OpWatch {
+ public:
+  explicit OpWatch(CalledOps& called) {
+    t_called = &called;
+    t_depth = 0;
+    handle_ = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(on_op_start, on_op_end).needsOutputs(true).scopes({at::RecordScope::FUNCTION}));
+  }
+  ~OpWatch() {
+    at::removeCallback(handle_);
+    t_called = nullptr;
+  }
+  OpWatch(const OpWatch&) = delete;
+  OpWatch& operator=(const OpWatch&) = delete;
+
+ private:
+  at::CallbackHandle handle_ = 0;
+};
+
+// An input as ModelNew receives it. A tensor is handed as a fresh alias of its memory: a Python
+// object of its own each call, so nothing a submission attaches to it survives to a later call.
+py::object to_python(const c10::IValue& v) {
+  if (v.isTensor()) return py::reinterpret_steal<py::object>(THPVariable_Wrap(v.toTensor().alias()));
+  if (v.isInt()) return py::int_(v.toInt());
+  if (v.isDouble()) return py::float_(v.toDouble());
+  if (v.isBool()) return py::bool_(v.toBool());
+  if (v.isNone()) return py::none();
+  throw HostProgramError("kbench cannot hand ModelNew an input of type " + v.tagKind());
+}
+
+// What forward returned, as the checks compare it: plain tensors, or tuples and lists of them.
+c10::IValue to_ivalue(const py::handle& out) {
+  PyObject* object = out.ptr();
+  if (THPVariable_CheckExact(object)) return THPVariable_Unpack(object);
+  if (THPVariable_Check(object))
+    throw HostProgramError("forward returned a subclass of torch.Tensor (" + std::string(Py_TYPE(object)->tp_name) +
+                           "): kbench compares plain tensors");
+  if (py::isinstance<py::tuple>(out) || py::isinstance<py::list>(out)) {
+    std::vector<c10::IValue> elements;
+    for (const auto& item : out) elements.push_back(to_ivalue(item));
+    return c10::ivalue::Tuple::create(std::move(elements));
+  }
+  throw HostProgramError("forward returned " + std::string(Py_TYPE(object)->tp_name) +
+                         ": kbench compares tensors, or tuples of them");
+}
+
+// A ModelNew instance as the checks run it. Python runs on the thread that started it, which holds
+// the GIL; every method here runs there (they acquire it, which for that thread costs nothing).
+class ModelNewProgram : public HostProgram {
+ public:
+  ModelNewProgram(py::module_ support, py::object model, std::string signature, int device)
+      : support_(std::move(support)), model_(std::move(model)), signature_(std::move(signature)), device_(device) {}
+  ~ModelNewProgram() override {
+    py::gil_scoped_acquire gil;
+    model_ = py::object();
+    support_ = py::module_();
+  }
+
+  bool has_setup() const override { return false; }
+  bool keeps_state() const override { return true; }
+  std::string forward_schema() const override { return signature_; }
+  const std::vector<std::string>& torch_ops() const override { return torch_ops_; }
+  const std::vector<std::string>& computing_ops() const override { return computing_ops_; }
+
+  // KernelBench's move to the GPU in float32. What it returns are ModelNew's own parameters and
+  // buffers (the reference's are not used: ModelNew holds its own, built under the same seed), which
+  // the checks fingerprint around every call.
+  c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>&) const override {
+    py::gil_scoped_acquire gil;
+    try {
+      model_ = support_.attr("to_device")(model_, "cuda:" + std::to_string(device_));
+      if (const auto threads = python::other_threads(); !threads.empty()) throw HostProgramError(threads);
+      c10::Dict<std::string, at::Tensor> state;
+      for (const auto& [name, tensor] : support_.attr("state_tensors")(model_).cast<py::dict>())
+        state.insert(name.cast<std::string>(), THPVariable_Unpack(tensor.ptr()));
+      return state;
+    } catch (const py::error_already_set& e) {
+      throw std::runtime_error(python::describe(e));
+    }
+  }
+
+  c10::IValue forward(const std::vector<c10::IValue>& inputs, const c10::Dict<std::string, at::Tensor>&) const override {
+    py::gil_scoped_acquire gil;
+    py::tuple args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args[i] = to_python(inputs[i]);
+    py::object out;
+    {
+      OpWatch watch(called_);
+      try {
+        out = model_(*args);
+      } catch (const py::error_already_set& e) {
+        throw std::runtime_error(python::describe(e));
+      }
+    }
+    if (const auto threads = python::other_threads(); !threads.empty()) throw HostProgramError(threads);
+    torch_ops_.assign(called_.ops.begin(), called_.ops.end());
+    computing_ops_.assign(called_.computing.begin(), called_.computing.end());
+    return to_ivalue(out);
+  }
+
+ private:
+  py::module_ support_;
+  mutable py::object model_;  // replaced by its GPU copy in setup(), as KernelBench's .to() does
+  std::string signature_;
+  int device_;
+  mutable CalledOps called_;
+  mutable std::vector<std::string> torch_ops_, computing_ops_;
+};
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The line of a compiler's log that says what went wrong.
+std::string first_error(const std::string& log) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("error") != std::string::npos || line.find("Error") != std::string::npos) return line;
+  return first_line(log);
+}
+
+// The submission's Python failed: why, in the kinds of ModelNewError.
+ModelNewError python_failure(const py::error_already_set& e, const std::vector<ExtensionBuild>& builds) {
+  const auto text = python::describe(e);
+  for (const auto& b : builds)
+    if (!b.ok) return {ModelNewError::Kind::build, "extension '" + b.name + "' did not build: " + first_error(b.log), b.log};
+  if (text.find(python::kUnsupportedTag) != std::string::npos) {
+    const auto at = text.find(python::kUnsupportedTag) + std::string(python::kUnsupportedTag).size();
+    return {ModelNewError::Kind::unsupported, text.substr(at, text.find('\n', at) - at), text};
+  }
+  std::string message = first_line(text);
+  if (e.matches(PyExc_NameError) && message.find("'Model'") != std::string::npos)
+    message += " (kbench gives a submission none of the reference's names: ModelNew must stand alone)";
+  return {ModelNewError::Kind::python, message, text};
+}
+
+}  // namespace
+
+PYBIND11_EMBEDDED_MODULE(kbench_native, m) {
+  m.def("build_extension", [](const std::string& spec_json) {
+    if (!g_builder) throw std::runtime_error("kbench builds extensions only while it loads a submission");
+    return g_builder->build(spec_json);
+  });
+}
+
+bool is_modelnew_file(const std::filesystem::path& path) { return path.extension() == ".py"; }
+
+void start_python(bool with_cuda) { python::start(with_cuda); }
+
+std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, const ModelNewOptions& options,
+                                           std::vector<ExtensionBuild>& builds) {
+  auto support = python::start(options.with_cuda);
+  py::gil_scoped_acquire gil;
+  py::object init_inputs;
+  try {
+    init_inputs = support.attr("init_inputs")(options.problem_source.string());
+  } catch (const py::error_already_set& e) {
+    throw std::runtime_error("the problem's get_init_inputs() failed: " + python::describe(e));
+  }
+  ExtensionBuilder builder{options, ExtensionCache(options.cache_dir / "extensions"), builds};
+  BuilderScope scope(builder);
+  python::enter_submission_phase();
+  try {
+    const auto cls = support.attr("model_class")(support.attr("import_submission")(std::filesystem::absolute(file).string()));
+    const auto signature = support.attr("forward_signature")(cls).cast<std::string>();
+    torch::manual_seed(problems::kModelSeed);  // as the reference was built: equal parameters
+    auto model = support.attr("construct")(cls, init_inputs);
+    if (const auto threads = python::other_threads(); !threads.empty())
+      throw ModelNewError(ModelNewError::Kind::python, threads, threads);
+    return std::make_unique<ModelNewProgram>(support, std::move(model), signature, options.device);
+  } catch (const py::error_already_set& e) {
+    throw python_failure(e, builds);
+  }
+}
+
+nlohmann::json modelnew_environment() {
+  auto support = python::start(/*with_cuda=*/false);
+  const auto json = py::module_::import("json");
+  return nlohmann::json::parse(json.attr("dumps")(support.attr("environment")()).cast<std::string>());
+}
+
+void prebuild_modelnew(const std::filesystem::path& file, const ModelNewOptions& options) {
+  std::vector<ExtensionBuild> builds;
+  try {
+    load_modelnew(file, options, builds);
+  } catch (const std::exception&) {
+    // reported by the evaluation
+  }
+}
+
+}  // namespace kbench::compile

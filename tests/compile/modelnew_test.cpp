@@ -1,0 +1,163 @@
+// KernelBench's ModelNew format on the CPU: recognising the files, the extension cache's keys, hits
+// and misses, a C++-only extension built and called, and the verdicts decided before anything is
+// built or runs on a GPU (tests/modelnew/expected.json). Debian's PyTorch is CPU-only, so no CUDA
+// extension builds here: the fixtures' CUDA and their GPU verdicts are covered by
+// tests/sandbox/modelnew_gpu_test.cpp.
+#include "fixtures.h"
+#include "compile/modelnew.h"
+#include "problems/catalog.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+std::filesystem::path fixture(const std::string& name) { return testing::test_dir() / "modelnew" / name; }
+
+compile::ModelNewOptions options_for(int level, int problem, const std::filesystem::path& cache_dir) {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  compile::ModelNewOptions o;
+  o.problem_source = catalog.source_path(catalog.get(level, problem));
+  o.cache_dir = cache_dir;
+  compile::set_build_executable(testing::kbench_exe());  // this test binary has no `__build-extension`
+  return o;
+}
+
+std::filesystem::path fresh_cache(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kbench-modelnew-" + name);
+  testing::remove_tree(dir);
+  return dir;
+}
+
+compile::ExtensionSpec relu_spec() {
+  compile::ExtensionSpec s;
+  s.name = "relu";
+  s.cpp_sources = {"torch::Tensor relu_cuda(torch::Tensor x);"};
+  s.cuda_sources = {"__global__ void k(float* y) { y[0] = 0; }"};
+  s.functions = {"relu_cuda"};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("ModelNew files are the .py submissions", "[modelnew]") {
+  CHECK(compile::is_modelnew_file("runs/x/level_1_problem_19_sample_0_kernel.py"));
+  CHECK_FALSE(compile::is_modelnew_file("level1/19_ReLU.cu"));
+}
+
+TEST_CASE("architectures are written as TORCH_CUDA_ARCH_LIST writes them", "[modelnew]") {
+  CHECK(compile::torch_arch_list("sm_90a") == "9.0a");
+  CHECK(compile::torch_arch_list("sm_80") == "8.0");
+  CHECK(compile::torch_arch_list("sm_120") == "12.0");
+  CHECK(compile::torch_arch_list("sm_100a") == "10.0a");
+}
+
+TEST_CASE("an extension's cache key follows its sources, flags and architecture, not its name", "[modelnew]") {
+  const auto base = relu_spec();
+  const auto key = compile::ExtensionCache::key(base, "sm_90a");
+  auto renamed = base;
+  renamed.name = "another_name";
+  CHECK(compile::ExtensionCache::key(renamed, "sm_90a") == key);
+  auto edited = base;
+  edited.cuda_sources[0] += " ";
+  CHECK(compile::ExtensionCache::key(edited, "sm_90a") != key);
+  auto flagged = base;
+  flagged.extra_cuda_cflags = {"-O3"};
+  CHECK(compile::ExtensionCache::key(flagged, "sm_90a") != key);
+  auto cpu_only = base;
+  cpu_only.with_cuda = false;
+  CHECK(compile::ExtensionCache::key(cpu_only, "sm_90a") != key);
+  CHECK(compile::ExtensionCache::key(base, "sm_80") != key);
+  CHECK(compile::ExtensionSpec::from_json(base.to_json()).to_json() == base.to_json());
+}
+
+TEST_CASE("link flags route every launch entry point through kbench", "[modelnew]") {
+  const auto flags = compile::extension_link_flags();
+  REQUIRE(flags.size() == compile::wrapped_launch_functions().size());
+  CHECK(std::find(flags.begin(), flags.end(), "-Wl,--wrap=__cudaLaunchKernel") != flags.end());
+  CHECK(std::find(flags.begin(), flags.end(), "-Wl,--wrap=cuLaunchKernel") != flags.end());
+}
+
+TEST_CASE("a C++ extension is built once, found in the cache after, and its ModelNew runs", "[modelnew]") {
+  const auto cache = fresh_cache("cache");
+  const auto options = options_for(1, 19, cache);
+  std::vector<compile::ExtensionBuild> builds;
+  const auto host = compile::load_modelnew(fixture("cpu/relu_cpp.py"), options, builds);
+  REQUIRE(builds.size() == 1);
+  INFO(builds[0].log);
+  CHECK(builds[0].ok);
+  CHECK_FALSE(builds[0].from_cache);
+  CHECK(builds[0].name == "relu_cpu");
+  CHECK(host->keeps_state());
+  CHECK(host->forward_schema().find("ModelNew.forward(self, x, mode=0)") == 0);
+
+  const c10::Dict<std::string, at::Tensor> no_params;  // ModelNew holds its own
+  const auto x = torch::tensor({-1.0f, 2.0f, -3.0f, 4.0f});
+  const auto y = host->forward({x}, no_params).toTensor();
+  CHECK(y.equal(torch::tensor({0.0f, 2.0f, 0.0f, 4.0f})));
+  CHECK(x.equal(torch::tensor({-1.0f, 2.0f, -3.0f, 4.0f})));
+  // forward's own ops are watched: the extension allocated, nothing computed in PyTorch yet.
+  CHECK(host->torch_ops() == std::vector<std::string>{"aten::empty_like"});
+  CHECK(host->computing_ops().empty());
+  const auto pair = host->forward({x, c10::IValue(int64_t{1})}, no_params);
+  REQUIRE(pair.isTuple());
+  CHECK(pair.toTupleRef().elements()[1].toTensor().equal(-x));
+  CHECK(host->computing_ops() == std::vector<std::string>{"aten::neg"});
+  CHECK_THROWS_WITH(host->forward({x, c10::IValue(int64_t{2})}, no_params), Catch::Contains("subclass of torch.Tensor"));
+
+  // Loaded again: the build comes from the cache.
+  std::vector<compile::ExtensionBuild> again;
+  compile::load_modelnew(fixture("cpu/relu_cpp.py"), options, again);
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].ok);
+  CHECK(again[0].from_cache);
+  CHECK(again[0].key == builds[0].key);
+}
+
+TEST_CASE("a build that fails is a build error with the compiler's log, and is cached too", "[modelnew]") {
+  const auto cache = fresh_cache("failed");
+  const auto options = options_for(1, 19, cache);
+  for (const bool cached : {false, true}) {
+    std::vector<compile::ExtensionBuild> builds;
+    try {
+      compile::load_modelnew(fixture("cpu/missing_function_cpp.py"), options, builds);
+      FAIL("loaded");
+    } catch (const compile::ModelNewError& e) {
+      INFO(e.what() << "\n" << e.details);
+      CHECK(e.kind == compile::ModelNewError::Kind::build);
+      CHECK(std::string(e.what()).find("extension 'relu_cpu_missing' did not build") == 0);
+      CHECK(e.details.find("relu_cpu") != std::string::npos);
+    }
+    REQUIRE(builds.size() == 1);
+    CHECK_FALSE(builds[0].ok);
+    CHECK(builds[0].from_cache == cached);
+  }
+}
+
+TEST_CASE("what a ModelNew may not do, and what kbench does not run, is decided before any build",
+          "[modelnew]") {
+  const auto table = testing::read_json_file(fixture("expected.json"));
+  int checked = 0;
+  for (const auto& entry : table["submissions"]) {
+    if (!entry.value("before_build", false)) continue;
+    const std::string file = entry["file"];
+    std::vector<compile::ExtensionBuild> builds;
+    const auto options = options_for(entry["level"], entry["problem"], fresh_cache("hostile"));
+    std::string verdict = "loaded", message;
+    try {
+      compile::load_modelnew(fixture(file), options, builds);
+    } catch (const compile::ModelNewError& e) {
+      using Kind = compile::ModelNewError::Kind;
+      verdict = e.kind == Kind::python ? "host_error" : e.kind == Kind::build ? "compile_error" : "unsupported_backend";
+      message = e.what();
+    }
+    INFO(file << ": " << message);
+    CHECK(verdict == entry["verdict"].get<std::string>());
+    CHECK(message.find(entry.value("message", "")) != std::string::npos);
+    CHECK(builds.empty());
+    ++checked;
+  }
+  CHECK(checked >= 9);
+  CHECK_FALSE(std::filesystem::exists("/tmp/kbench-modelnew-was-here"));
+}

@@ -1,0 +1,29 @@
+# Level 1 problem 19 (ReLU): a ModelNew whose kernel is wrong (it doubles what ReLU keeps).
+# Expected: value_mismatch.
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+source = """
+#include <torch/extension.h>
+
+__global__ void relu_kernel(const float* x, float* y, int64_t n) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = x[i] > 0.0f ? 2.0f * x[i] : 0.0f;
+}
+
+torch::Tensor relu_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    const int64_t n = x.numel();
+    relu_kernel<<<4224, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+"""
+
+relu = load_inline(name="relu_wrong", cpp_sources="torch::Tensor relu_cuda(torch::Tensor x);", cuda_sources=source,
+                   functions=["relu_cuda"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return relu.relu_cuda(x)

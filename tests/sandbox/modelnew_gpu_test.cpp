@@ -1,0 +1,117 @@
+// tests/modelnew on a GPU: every KernelBench-format fixture gets its verdict through kbench batch
+// (its extensions built ahead of the GPU, beside a .cu sample) and kbench report, then through a
+// worker as kbench eval runs it, finding its extensions in the cache.
+#include <chrono>
+#include <cstdio>
+#include <dlfcn.h>
+#include <fstream>
+
+#include "fixtures.h"
+#include "compile/extension_build.h"
+#include "sandbox/batch.h"
+#include "sandbox/worker.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+std::filesystem::path fixtures() { return testing::test_dir() / "modelnew"; }
+
+sandbox::Budgets fixture_budgets() {
+  sandbox::Budgets b;
+  b.correctness_s = 60;
+  b.timing_s = 60;
+  return b;
+}
+
+void check_record(const nlohmann::json& entry, const nlohmann::json& record) {
+  const std::string file = entry["file"];
+  INFO(file << ": " << record.dump().substr(0, 3000));
+  CHECK(record.value("verdict", "?") == entry["verdict"].get<std::string>());
+  CHECK(record.value("message", "").find(entry.value("message", "")) != std::string::npos);
+  CHECK(record["submission"]["format"] == "modelnew");
+  // A correct ModelNew's kernels were seen: counted as launches, their outputs' memory given to them.
+  if (entry["verdict"] == "correct") CHECK(record["correctness"]["trials"][0]["launches"].get<int>() >= 1);
+}
+
+}  // namespace
+
+TEST_CASE("kbench exports a wrapper for every launch entry point an extension is linked to call", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  for (const auto& function : compile::wrapped_launch_functions()) {
+    INFO(function);
+    CHECK(::dlsym(RTLD_DEFAULT, ("__wrap_" + function).c_str()) != nullptr);
+  }
+}
+
+TEST_CASE("every ModelNew fixture gets its verdict through batch and report, then through eval", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  const auto table = testing::read_json_file(fixtures() / "expected.json")["submissions"];
+  const auto dir = std::filesystem::temp_directory_path() / "kbench-modelnew-batch";
+  testing::remove_tree(dir);
+  std::filesystem::create_directories(dir);
+  std::map<std::string, nlohmann::json> entry_of;
+  int sample = 0;
+  for (const auto& e : table) {
+    const auto name = "level_" + std::to_string(e["level"].get<int>()) + "_problem_" +
+                      std::to_string(e["problem"].get<int>()) + "_sample_" + std::to_string(sample++) + "_kernel.py";
+    std::filesystem::copy_file(fixtures() / e["file"].get<std::string>(), dir / name);
+    entry_of[name] = e;
+  }
+  // kbench's own format in the same run directory.
+  std::filesystem::copy_file(testing::test_dir().parent_path() / "level1" / "19_ReLU.cu",
+                             dir / "level_1_problem_19_sample_99_kernel.cu");
+
+  sandbox::BatchOptions o;
+  o.dir = dir;
+  o.out = dir / "results.jsonl";
+  o.progress = false;
+  o.base.check.tolerance = {-1, -1};
+  o.base.timing.trials = 20;
+  o.budgets = fixture_budgets();
+  o.worker_exe = testing::kbench_exe();
+  const auto summary = sandbox::run_batch(o);
+  std::printf("modelnew batch: %d records in %.1f s, builds ahead of the GPU %.1f s on %d threads\n",
+              summary.evaluated, summary.wall_s, summary.compile_s, summary.compile_threads);
+  std::ifstream in(o.out);
+  int records = 0;
+  for (std::string line; std::getline(in, line); ++records) {
+    const auto r = nlohmann::json::parse(line);
+    const std::string file = r["batch"]["file"];
+    std::printf("modelnew batch %-44s %-20s %s\n", file.c_str(), r.value("verdict", "?").c_str(),
+                r.value("message", "").substr(0, 100).c_str());
+    if (file.find(".cu") != std::string::npos) {
+      CHECK(r["verdict"] == "correct");
+      continue;
+    }
+    check_record(entry_of.at(file), r);
+  }
+  CHECK(records == static_cast<int>(table.size()) + 1);
+
+  const auto report = nlohmann::json::parse(testing::run_kbench("--json report " + o.out.string()));
+  INFO(report.dump().substr(0, 2000));
+  REQUIRE(report["levels"].size() >= 1);
+  int scored = 0;
+  for (const auto& level : report["levels"]) scored += level["submissions"].get<int>();
+  CHECK(scored == records);
+
+  sandbox::Worker worker(testing::kbench_exe());
+  for (const auto& e : table) {
+    sandbox::EvalRequest req;
+    req.submission = (fixtures() / e["file"].get<std::string>()).string();
+    req.level = e["level"];
+    req.problem = e["problem"];
+    req.check.tolerance = {-1, -1};
+    req.timing.trials = 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto record = worker.evaluate(req, fixture_budgets());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("modelnew eval %-36s %-20s %6.1f s  %s\n", e["file"].get<std::string>().c_str(),
+                record.value("verdict", "?").c_str(), seconds, record.value("message", "").substr(0, 90).c_str());
+    check_record(e, record);
+    for (const auto& extension : record["compile"].value("extensions", nlohmann::json::array()))
+      CHECK(extension["from_cache"] == true);  // built by the batch above
+  }
+}
