@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/host_headers.h"
 #include "compile/submission.h"
 
 namespace kbench::compile {
@@ -13,6 +14,7 @@ namespace kbench::compile {
 std::string CompileCache::key(const std::string& source, const CompileOptions& options) {
   std::string material = nvrtc_version() + "\n";
   for (const auto& o : nvrtc_options(options)) material += o + "\n";
+  for (const auto& h : host_compatibility_headers()) material += h.name + "\n" + h.text;
   return content_hash(material + source);
 }
 

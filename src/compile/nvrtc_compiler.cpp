@@ -6,6 +6,8 @@
 
 #include <nvrtc.h>
 
+#include "compile/host_headers.h"
+
 namespace kbench::compile {
 namespace {
 
@@ -26,15 +28,17 @@ std::string nvrtc_version() {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::vector<std::string> nvrtc_options(const CompileOptions& options) {
+std::vector<std::string> cuda_include_dirs() {
   const std::string include = KBENCH_CUDA_INCLUDE_DIR;
-  std::vector<std::string> opts = {
-      "--gpu-architecture=" + options.arch, "--std=c++17", "--generate-line-info",
-      "--include-path=" + include,
-      // CUDA 13 keeps the CCCL headers (cuda/, cub/, thrust/) in their own folder.
-      "--include-path=" + include + "/cccl",
-      "-default-device",
-  };
+  // CUDA 13 keeps the CCCL headers (cuda/, cub/, thrust/) in their own folder.
+  return {include, include + "/cccl"};
+}
+
+std::vector<std::string> nvrtc_options(const CompileOptions& options) {
+  std::vector<std::string> opts = {"--gpu-architecture=" + options.arch, "--std=c++17", "--generate-line-info",
+                                   "-default-device",
+                                   std::string("--pre-include=") + kPreludeHeader};
+  for (const auto& dir : cuda_include_dirs()) opts.push_back("--include-path=" + dir);
   opts.insert(opts.end(), options.extra.begin(), options.extra.end());
   return opts;
 }
@@ -46,8 +50,17 @@ CompiledDevice nvrtc_compile(const std::string& source, const std::string& file_
   out.options = nvrtc_options(options);
   const auto start = std::chrono::steady_clock::now();
 
+  out.log = check_includes(source, cuda_include_dirs());
+  if (!out.log.empty()) {
+    out.log = file_name + ": " + out.log;
+    return out;
+  }
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& h : host_compatibility_headers()) header_texts.push_back(h.text.c_str()), header_names.push_back(h.name.c_str());
   nvrtcProgram raw = nullptr;
-  check(nvrtcCreateProgram(&raw, source.c_str(), file_name.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram");
+  check(nvrtcCreateProgram(&raw, source.c_str(), file_name.c_str(), static_cast<int>(header_texts.size()),
+                           header_texts.data(), header_names.data()),
+        "nvrtcCreateProgram");
   ProgramHandle program(raw);
   std::vector<const char*> argv;
   for (const auto& o : out.options) argv.push_back(o.c_str());

@@ -26,6 +26,7 @@ struct CompiledDevice {
 };
 
 std::string nvrtc_version();                            // "13.0"
+std::vector<std::string> cuda_include_dirs();          // the toolkit's headers NVRTC compiles with
 std::vector<std::string> nvrtc_options(const CompileOptions& options);
 
 // Compiles `source` (named `file_name` in diagnostics). Never throws for bad CUDA: ok=false + log.
