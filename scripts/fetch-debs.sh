@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# cpp-httplib (kbench serve) for a machine where apt cannot install it, such as a GPU machine without
+# cpp-httplib (kbench serve) and libcsv (--ncu) for a machine where apt cannot install them, such as a GPU machine without
 # network: Debian 12's packages are downloaded on a machine with apt, carried over in .deb/
 # (git-ignored), and unpacked there beside the build. CMake finds the unpacked copy through
 # CMAKE_PREFIX_PATH; its shared library then finds its own dependencies (Brotli) beside it.
 #   scripts/fetch-debs.sh download        # here: the .debs into .deb/
 #   scripts/fetch-debs.sh unpack DIR      # there: unpack them into DIR, then: cmake -DCMAKE_PREFIX_PATH=DIR/usr
-#   scripts/fetch-debs.sh cmake-args DIR  # what the GPU scripts pass to cmake: nothing where cpp-httplib is
+#   scripts/fetch-debs.sh cmake-args DIR  # what the GPU scripts pass to cmake: nothing where both are
 #                                         # installed, else the prefix of the copy it unpacks into DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The library, its headers' dependencies (OpenSSL, zlib and Brotli headers: Debian builds it with
-# all three) and the Brotli libraries it links (OpenSSL and zlib are on every system).
-PACKAGES=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev libbrotli1)
+# cpp-httplib, its headers' dependencies (OpenSSL, zlib and Brotli headers: Debian builds it with
+# all three) and the Brotli libraries it links (OpenSSL and zlib are on every system); libcsv.
+PACKAGES=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev libbrotli1 libcsv-dev libcsv3)
 case ${1:-} in
 download)
   mkdir -p .deb
@@ -25,7 +25,7 @@ unpack)
   echo "fetch-debs: unpacked $(ls .deb/*.deb | wc -l) packages into $dest: cmake -DCMAKE_PREFIX_PATH=$dest/usr" ;;
 cmake-args)
   dest=${2:?usage: scripts/fetch-debs.sh cmake-args DIR}
-  if [[ ! -f /usr/include/httplib.h ]]; then
+  if [[ ! -f /usr/include/httplib.h || ! -f /usr/include/csv.h ]]; then
     "$0" unpack "$dest" >&2
     echo "-DCMAKE_PREFIX_PATH=$(realpath "$dest")/usr"
   fi ;;

@@ -20,9 +20,37 @@
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu)
 # modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
+# footprint   kbench footprint --gpu-memory ${GPU_MEMORY_GIB:-22} --write over all problems (after export; problems/footprint.json saved)
+# gpu-memory  kbench ci --gpu-memory ${GPU_MEMORY_GIB:-22}: every reference kernel evaluated as on a GPU that small
+# A device call lasts 10 minutes at most, and the machine stays only while calls follow each other.
+# For steps that take longer, start them in a process session of their own, which outlives the call,
+# then follow them with calls of --wait:
+#   scripts/gpu-session.sh --background build tests ci   # returns at once; log: build-gpu/session/log
+#   scripts/gpu-session.sh --wait 560                    # follows the log until the steps end or 560 s
+#                                                        # pass; copies the logs and saved files to $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOGS=$(mktemp -d)
+SESSION=build-gpu/session
+case ${1:-} in
+--background)
+  shift
+  rm -rf "$SESSION" && mkdir -p "$SESSION/logs" "$SESSION/out"
+  OUT= LOGS=$PWD/$SESSION/logs SAVE=$PWD/$SESSION/out setsid bash -c '"$0" "$@"; echo "== steps ended"; touch '"$SESSION"'/done' \
+    "$0" "$@" >"$SESSION/log" 2>&1 </dev/null &
+  echo "started: $*"
+  exit 0 ;;
+--wait)
+  start=$SECONDS
+  while [[ ! -f $SESSION/done ]] && ((SECONDS - start < ${2:-560})); do sleep 5; done
+  [[ -f $SESSION/done ]] || echo "== still running after $((SECONDS - start)) s"
+  cat "$SESSION/log"
+  if [[ -n ${OUT:-} ]]; then
+    tar czf "$OUT/session-logs.tgz" -C "$SESSION" logs
+    cp "$SESSION"/out/* "$OUT/" 2>/dev/null
+  fi
+  exit 0 ;;
+esac
+LOGS=${LOGS:-$(mktemp -d)}
 export KBENCH_CACHE=${KBENCH_CACHE:-$PWD/build-gpu/cache}
 KB=build-gpu/kbench
 GPU_SLUG=$(python3 -c 'import torch, re; n = torch.cuda.get_device_name(0); print(re.sub("[^A-Za-z0-9]", "_", n[7:] if n.startswith("NVIDIA ") else n))')
@@ -34,7 +62,8 @@ timed() {  # timed NAME COMMAND...: runs it, prints its wall time and exit code
   echo "== $name: $((SECONDS - start)) s, rc=$rc"
   return $rc
 }
-save() { [[ -n ${OUT:-} ]] && cp "$@" "$OUT/" ; }
+SAVE=${SAVE:-${OUT:-}}
+save() { [[ -n $SAVE ]] && cp "$@" "$SAVE/" ; }
 
 for step in "$@"; do
   case $step in
@@ -109,6 +138,14 @@ PY
     timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
     grep -E "^[0-9]+: modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -60 ;;
+  footprint)
+    timed footprint $KB footprint --gpu-memory "${GPU_MEMORY_GIB:-22}" --write
+    grep -E "OUT OF MEMORY|FAILED|problems," "$LOGS/footprint.log" | cut -c1-200
+    sort -k4 -g -r <(grep -E "GiB at its peak" "$LOGS/footprint.log") | head -8 | cut -c1-160
+    save problems/footprint.json ;;
+  gpu-memory)
+    timed ci-gpu-memory $KB ci --gpu-memory "${GPU_MEMORY_GIB:-22}"
+    tail -4 "$LOGS/ci-gpu-memory.log" | cut -c1-150 ;;
   modelnew-bench)
     timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
     tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;

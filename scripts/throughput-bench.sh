@@ -45,6 +45,15 @@ added = sum(v for k, v in phases.items() if k.startswith("correctness_split.robu
 rest = phases.get("total", 0) - added
 if rest > 0:
     print(f"robustness trials + ablation run: {added / 1000:.1f} s, {100 * added / rest:.1f}% over the rest of the evaluation ({rest / 1000:.1f} s)")
+# The timed-calls protocol (#23): fresh inputs for every call, drawn untimed, and the checks of a random
+# share of the calls (inputs drawn again, the reference, the comparison), inside the timing phase.
+protocol = [r["timing"]["candidate"]["protocol"] for r in records if "protocol" in r.get("timing", {}).get("candidate", {})]
+redraw = sum(p.get("redraw_ms", 0) for p in protocol) / 1000
+checks = sum(p.get("checks_ms", 0) for p in protocol) / 1000
+checked = sum(p.get("checked", 0) for p in protocol)
+calls = sum(p.get("timed_calls", 0) for p in protocol)
+print(f"timed calls of {len(protocol)} candidates: input redraws {redraw:.1f} s, checks {checks:.1f} s ({checked} of {calls} "
+      f"calls checked), of {phases.get('timing', 0) / 1000:.1f} s of timing and {phases.get('total', 0) / 1000:.1f} s of evaluation")
 per_gpu = {}
 for r in records:
     g = r.get("batch", {}).get("gpu", 0)

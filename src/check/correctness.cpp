@@ -374,6 +374,12 @@ nlohmann::json to_json(const TrialPhases& p) {
 
 nlohmann::json to_json(const CorrectnessPhases& p) { return {{"own", to_json(p.own)}, {"robustness", to_json(p.robustness)}}; }
 
+c10::Dict<std::string, at::Tensor> copy_of_state(const c10::Dict<std::string, at::Tensor>& state) {
+  c10::Dict<std::string, at::Tensor> out;
+  for (const auto& entry : state) out.insert(entry.key(), entry.value().clone());
+  return out;
+}
+
 c10::IValue run_reference(problems::Reference& reference, const std::vector<c10::IValue>& inputs, uint64_t forward_seed) {
   auto out = reference.forward(inputs, forward_seed);
   synchronize_device();

@@ -137,6 +137,10 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
                                      const CheckOptions& options, ReferenceOutputCache& reference_outputs,
                                      const TrialInputs& inputs);
 
+// The candidate's own copy of the reference's parameters and buffers: writing into it cannot change
+// the reference's weights.
+c10::Dict<std::string, at::Tensor> copy_of_state(const c10::Dict<std::string, at::Tensor>& state);
+
 // The reference's forward on `inputs` (run with `forward_seed`), the device synchronised. A CUDA
 // error surfacing there throws, tagged as a runtime error: the kernels still in flight are the
 // candidate's.

@@ -137,16 +137,43 @@ at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
                        at::dtype(type).device(at::kCUDA));
 }
 
+int64_t g_memory_limit = 0;  // --gpu-memory, in bytes; 0: none
+
+int64_t reserved_bytes() {
+  int device = 0;
+  cudaGetDevice(&device);
+  // Index 0 is StatType::AGGREGATE (all pools), whose namespace differs between libtorch versions.
+  return allocator::getDeviceStats(device).reserved_bytes[0].current;
+}
+
+// What the allocator could still take: the driver's free memory, and under a limit what is left of it.
+int64_t takeable_bytes() {
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return 0;
+  auto takeable = static_cast<int64_t>(free_bytes);
+  if (g_memory_limit > 0) takeable = std::min(takeable, g_memory_limit - reserved_bytes());
+  return takeable;
+}
+
 }  // namespace
 
-void hold_free_memory(int64_t keep_free_bytes) {
+void limit_gpu_memory(int device, int64_t bytes) {
+  cudaSetDevice(device);
+  if (bytes == g_memory_limit) return;
   size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
-  auto plan = plan_hold(static_cast<int64_t>(free_bytes), keep_free_bytes);
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess || total == 0) return;
+  at::empty({1}, at::dtype(at::kByte).device(at::kCUDA));  // the allocator is set up by its first use
+  if (bytes > 0 && reserved_bytes() > bytes) allocator::emptyCache();
+  allocator::setMemoryFraction(bytes > 0 ? std::min(1.0, static_cast<double>(bytes) / static_cast<double>(total)) : 1.0,
+                               static_cast<c10::DeviceIndex>(device));
+  g_memory_limit = bytes;
+}
+
+void hold_free_memory(int64_t keep_free_bytes) {
+  auto plan = plan_hold(takeable_bytes(), keep_free_bytes);
   if (plan.release) {
     allocator::emptyCache();
-    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return;
-    plan = plan_hold(static_cast<int64_t>(free_bytes), keep_free_bytes);
+    plan = plan_hold(takeable_bytes(), keep_free_bytes);
   }
   // Allocated and freed at once: it stays in the allocator's cache as one free block.
   if (plan.take > 0) at::empty({plan.take}, at::dtype(at::kByte).device(at::kCUDA));
@@ -228,6 +255,7 @@ std::string FreeMemoryGuard::stray_writes() {
 
 #else
 
+void limit_gpu_memory(int, int64_t) {}
 void hold_free_memory(int64_t) {}
 FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent) : extent_(extent) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;

@@ -23,6 +23,12 @@
 
 namespace kbench::check {
 
+// --gpu-memory: the caching allocator of this process may hold at most `bytes` of GPU `device` (0:
+// all of it), as if the GPU had that much memory; an allocation past it fails as on a GPU that
+// small. Memory held beyond a new, lower limit is given back first. hold_free_memory keeps within
+// it. Makes `device` the current one.
+void limit_gpu_memory(int device, int64_t bytes);
+
 // Makes the caching allocator hold all free device memory but a margin of 1 GiB and
 // `keep_free_bytes`: what a FreeMemoryGuard poisons. Memory freed since the last call is taken in;
 // only when the driver has less than `keep_free_bytes` and a little room left is the cached memory

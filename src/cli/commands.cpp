@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "check/degenerate.h"
+#include "check/footprint.h"
+#include "check/memory_guard.h"
 #include "check/verdict.h"
 #include "compile/extension_build.h"
 #include "compile/modelnew.h"
@@ -57,6 +59,32 @@ std::string read_text(const std::filesystem::path& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+// A file of facts measured per problem on a GPU (problems/degenerate.json, footprint.json), written
+// whole after each problem when `write` is set, so that a sweep cut short keeps what it measured.
+class MeasuredFile {
+ public:
+  MeasuredFile(std::filesystem::path file, bool write, const std::string& about, const std::string& gpu)
+      : file_(std::move(file)), write_(write) {
+    if (!write_) return;
+    if (std::filesystem::exists(file_)) doc_ = nlohmann::json::parse(read_text(file_));
+    doc_["about"] = about;
+    doc_["gpu"] = gpu;
+  }
+  void record(const problems::Problem& p, const nlohmann::json& entry) {
+    if (!write_) return;
+    doc_["problems"][p.key()] = entry;
+    const auto tmp = file_.string() + ".tmp";
+    std::ofstream(tmp) << doc_.dump(1) << "\n";
+    std::filesystem::rename(tmp, file_);
+  }
+  std::string written() const { return write_ ? ", recorded in " + file_.string() : ""; }
+
+ private:
+  std::filesystem::path file_;
+  bool write_;
+  nlohmann::json doc_ = nlohmann::json::object();
+};
 
 // Runs `measure` on every problem of the selection (level and id 0: all), each on its own: one that
 // throws gets a row with its error and a FAILED line, and the sweep goes on. `measure` fills the
@@ -107,6 +135,14 @@ void add_budget_options(CLI::App* cmd, sandbox::Budgets& budgets) {
   cmd->add_option("--timing-budget", budgets.timing_s, "Seconds allowed for timing (default 300)");
   cmd->add_option("--host-memory-budget", budgets.host_memory_gib, "GiB of host memory a worker may hold (default 48)");
   cmd->add_option("--build-budget", budgets.build_s, "Seconds allowed for building each extension of a ModelNew (default 600)");
+}
+
+// --gpu-memory, shared by eval, batch, ci and serve (for serve, the most a request may ask for).
+void add_gpu_memory_option(CLI::App* cmd, sandbox::EvalRequest& req) {
+  cmd->add_option("--gpu-memory", req.gpu_memory_gib,
+                  "GiB of GPU memory an evaluation may use, as on a GPU that small, e.g. 22 for a 24 GB card "
+                  "(default: all of it); a problem measured to need more is not run")
+      ->check(CLI::PositiveNumber);
 }
 
 // --profile and --ncu, shared by eval and batch. Validated in the callback (needs timing, a worker).
@@ -284,6 +320,7 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* device = cmd->add_option("--device", req->device, "GPU ordinal");
   cmd->add_option("--out", *out_file, "Also write the JSON record to this file");
   add_budget_options(cmd, *budgets);
+  add_gpu_memory_option(cmd, *req);
   auto* in_process_flag = cmd->add_flag("--in-process", *in_process, "Run in this process instead of a worker (debugging; no isolation)");
   add_profile_options(cmd, *req);
   auto server = std::make_shared<std::string>(), token = std::make_shared<std::string>();
@@ -387,10 +424,8 @@ void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
     if (!gpu.present) throw std::runtime_error("kbench degenerate needs a GPU: " + gpu.why_absent);
     const auto root = problems::project_root(g.root);
     const auto catalog = problems::Catalog::load(root);
-    const auto file = problems::degeneracy_file(root);
-    nlohmann::json doc = std::filesystem::exists(file) ? nlohmann::json::parse(read_text(file)) : nlohmann::json::object();
-    doc["about"] = "Measured by kbench degenerate --write: see src/check/degenerate.h.";
-    doc["gpu"] = gpu.name;
+    MeasuredFile file(problems::degeneracy_file(root), *write, "Measured by kbench degenerate --write: see src/check/degenerate.h.",
+                      gpu.name);
     check::CheckOptions options;
     options.robust_seed = 1000;  // fixed: the file must not change from run to run but by the problems
     int failed = 0, degenerate = 0;
@@ -400,20 +435,67 @@ void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
       const auto entry = check::to_json(check::measure_degeneracy(reference, options));
       row["degeneracy"] = entry;
       degenerate += !entry["kinds"].empty();
-      if (*write) {
-        doc["problems"][p.key()] = entry;
-        const auto tmp = file.string() + ".tmp";
-        std::ofstream(tmp) << doc.dump(1) << "\n";
-        std::filesystem::rename(tmp, file);
-      }
+      file.record(p, entry);
       if (!g.json)
         std::printf("L%d %3d %-56s %-40s %s\n", p.level, p.id, p.name.c_str(), entry["kinds"].dump().c_str(),
                     entry["note"].get<std::string>().c_str());
     });
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"problems", rows}}.dump(2) << "\n";
-    else std::printf("%zu problems, %d degenerate, %d failed%s\n", rows.size(), degenerate, failed,
-                     *write ? (", recorded in " + file.string()).c_str() : "");
+    else std::printf("%zu problems, %d degenerate, %d failed%s\n", rows.size(), degenerate, failed, file.written().c_str());
     exit_code = failed ? 1 : 0;
+  });
+}
+
+// ---- footprint ----------------------------------------------------------------------------------
+void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "footprint", "Measure the GPU memory each problem's evaluation needs at its peak (GPU); --write records "
+                   "problems/footprint.json, which --gpu-memory reads to refuse problems that cannot fit");
+  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0), device = std::make_shared<int>(0);
+  auto write = std::make_shared<bool>(false);
+  auto limit = std::make_shared<sandbox::EvalRequest>();
+  cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", *id, "Only this problem (with --level)");
+  cmd->add_option("--device", *device, "GPU ordinal");
+  add_gpu_memory_option(cmd, *limit);
+  cmd->add_flag("--write", *write, "Record each problem in problems/footprint.json as it is measured");
+  cmd->callback([&g, &exit_code, level, id, device, write, limit] {
+    apply_logging(g);
+    const auto gpu = launch::query_device(*device);
+    if (!gpu.present) throw std::runtime_error("kbench footprint needs a GPU: " + gpu.why_absent);
+    const auto root = problems::project_root(g.root);
+    const auto catalog = problems::Catalog::load(root);
+    MeasuredFile file(problems::footprint_file(root), *write, "Measured by kbench footprint --write: see src/check/footprint.h.",
+                      gpu.name);
+    const auto limit_bytes = sandbox::gpu_memory_bytes(*limit);
+    check::limit_gpu_memory(*device, limit_bytes);
+    constexpr double kGiB = 1 << 30;
+    int failed = 0, exceeded = 0;
+    const auto rows = sweep_problems(catalog, *level, *id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
+      nlohmann::json entry;
+      try {
+        problems::Reference reference(p, torch::Device(torch::kCUDA, *device));
+        entry = check::to_json(check::measure_footprint(reference, 1));
+      } catch (const std::exception& e) {
+        if (limit_bytes == 0 || std::string(e.what()).find("out of memory") == std::string::npos) throw;
+        entry = check::exceeded_limit_json(limit_bytes);
+        ++exceeded;
+      }
+      row["footprint"] = entry;
+      file.record(p, entry);
+      if (g.json) return;
+      if (entry.contains("peak_bytes"))
+        std::printf("L%d %3d %-56s %6.2f GiB at its peak (inputs %.2f, output %.2f, weights %.2f)\n", p.level, p.id,
+                    p.name.c_str(), entry["peak_bytes"].get<double>() / kGiB, entry["input_bytes"].get<double>() / kGiB,
+                    entry["output_bytes"].get<double>() / kGiB, entry["weight_bytes"].get<double>() / kGiB);
+      else
+        std::printf("L%d %3d %-56s OUT OF MEMORY under --gpu-memory %g GiB\n", p.level, p.id, p.name.c_str(),
+                    limit->gpu_memory_gib);
+    });
+    if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"gpu_memory_gib", limit->gpu_memory_gib}, {"problems", rows}}.dump(2) << "\n";
+    else std::printf("%zu problems, %d out of memory under --gpu-memory %g GiB (0: none), %d failed%s\n", rows.size(),
+                     exceeded, limit->gpu_memory_gib, failed, file.written().c_str());
+    exit_code = failed || exceeded ? 1 : 0;
   });
 }
 
@@ -438,6 +520,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
   add_budget_options(cmd, o->budgets);
+  add_gpu_memory_option(cmd, o->base);
   add_profile_options(cmd, o->base);
   cmd->callback([&g, &exit_code, o, dir, out, shard, gpus, no_timing] {
     apply_logging(g);
@@ -531,12 +614,15 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--record", *record, "Write this run's results as the new record");
   cmd->add_option("--timing-trials", *timing_trials, "Timed trials per kernel")->check(CLI::Range(1, 100000));
   cmd->add_flag("--compile-only", *compile_only, "Check only what needs no GPU, even where there is one");
-  cmd->callback([&g, &exit_code, dir, recorded_path, record, timing_trials, compile_only] {
+  auto base = std::make_shared<sandbox::EvalRequest>();
+  add_gpu_memory_option(cmd, *base);
+  cmd->callback([&g, &exit_code, dir, recorded_path, record, timing_trials, compile_only, base] {
     apply_logging(g);
     const auto root = problems::project_root(g.root);
     auto gpu = launch::query_device(0);
     if (*compile_only) gpu = launch::DeviceInfo{false, "--compile-only"};
     sandbox::BatchOptions o;
+    o.base = *base;
     o.dir = dir->empty() ? root : std::filesystem::path(*dir);
     const auto scratch = std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");
     o.out = scratch;
@@ -638,6 +724,7 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--compile-threads", o->service.compile_threads, "NVRTC threads (default: all cores)");
   add_budget_options(cmd, o->defaults.budgets);
+  add_gpu_memory_option(cmd, o->defaults.request);
   add_check_mode_options(cmd, o->defaults.request);  // every request's defaults, which its options override
   cmd->callback([&g, &exit_code, o, max_source_kib] {
     apply_logging(g);
@@ -704,6 +791,7 @@ void add_commands(CLI::App& app, GlobalOptions& global, int& exit_code) {
   add_eval(app, global, exit_code);
   add_baseline(app, global, exit_code);
   add_degenerate(app, global, exit_code);
+  add_footprint(app, global, exit_code);
   add_batch(app, global, exit_code);
   add_report(app, global, exit_code);
   add_ci(app, global, exit_code);

@@ -1,6 +1,7 @@
 #include "problems/catalog.h"
 
 #include <cstdlib>
+#include <functional>
 #include <fstream>
 #include <stdexcept>
 
@@ -49,22 +50,29 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
 }  // namespace
 
 std::filesystem::path degeneracy_file(const std::filesystem::path& root) { return root / "problems" / "degenerate.json"; }
+std::filesystem::path footprint_file(const std::filesystem::path& root) { return root / "problems" / "footprint.json"; }
 
 Catalog Catalog::load(const std::filesystem::path& root) {
   const auto doc = read_json_file(root / "problems" / "manifest.json");
   Catalog catalog;
   catalog.root_ = root;
   for (const auto& entry : doc.at("problems")) catalog.problems_.push_back(problem_from_json(entry));
-  const auto degenerate = degeneracy_file(root);
-  if (std::filesystem::exists(degenerate)) {
-    const auto measured = read_json_file(degenerate).value("problems", nlohmann::json::object());
-    for (auto& p : catalog.problems_) {
-      const auto it = measured.find(p.key());
-      if (it == measured.end()) continue;
-      p.degenerate_kinds = it->value("kinds", std::vector<std::string>{});
-      p.degeneracy_note = it->value("note", "");
-    }
-  }
+  // Facts measured on a GPU, each file keyed by problem (absent files: nothing measured).
+  const auto read_measured = [&](const std::filesystem::path& file,
+                                 const std::function<void(Problem&, const nlohmann::json&)>& take) {
+    if (!std::filesystem::exists(file)) return;
+    const auto measured = read_json_file(file).value("problems", nlohmann::json::object());
+    for (auto& p : catalog.problems_)
+      if (const auto it = measured.find(p.key()); it != measured.end()) take(p, *it);
+  };
+  read_measured(degeneracy_file(root), [](Problem& p, const nlohmann::json& m) {
+    p.degenerate_kinds = m.value("kinds", std::vector<std::string>{});
+    p.degeneracy_note = m.value("note", "");
+  });
+  read_measured(footprint_file(root), [](Problem& p, const nlohmann::json& m) {
+    p.footprint_exceeded = m.contains("out_of_memory_under_bytes");
+    p.footprint_bytes = m.value(p.footprint_exceeded ? "out_of_memory_under_bytes" : "peak_bytes", int64_t{0});
+  });
   return catalog;
 }
 
@@ -78,6 +86,7 @@ nlohmann::json to_json(const Problem& p) {
                       {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic},
                       {"degenerate", p.degenerate_kinds}};
   if (!p.degeneracy_note.empty()) j["degeneracy"] = p.degeneracy_note;
+  if (p.footprint_bytes > 0) j[p.footprint_exceeded ? "gpu_memory_more_than_bytes" : "gpu_memory_bytes"] = p.footprint_bytes;
   if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
   return j;
 }

@@ -38,6 +38,11 @@ struct Problem {
   // that says so; empty for most problems.
   std::vector<std::string> degenerate_kinds;
   std::string degeneracy_note;
+  // From problems/footprint.json (kbench footprint --write): the GPU memory an evaluation holds at
+  // its peak, in bytes (0: not measured). With `footprint_exceeded` the problem ran out of memory
+  // under a limit of that many bytes instead: it needs more.
+  int64_t footprint_bytes = 0;
+  bool footprint_exceeded = false;
 
   std::string key() const;  // "level1/19_ReLU"
 };
@@ -67,6 +72,8 @@ nlohmann::json to_json(const Problem& problem);
 
 // Where `kbench degenerate --write` records its measurements.
 std::filesystem::path degeneracy_file(const std::filesystem::path& root);
+// Where `kbench footprint --write` records its measurements.
+std::filesystem::path footprint_file(const std::filesystem::path& root);
 
 // The project root: --root, else $KBENCH_ROOT, else the source tree kbench was built from.
 std::filesystem::path project_root(const std::string& override_root = "");

@@ -42,13 +42,14 @@ Option number(const char* name, double& (*field)(S&), const char* meaning) {
           [=](const S& s) { return nlohmann::json(field(const_cast<S&>(s))); }};
 }
 
-// A budget may be lowered, never raised above what the caller set (the server's own limit).
+// A budget may be lowered, never raised above what the caller set (the server's own limit; 0: none).
 Option budget(const char* name, double& (*field)(S&), const char* meaning) {
   return {name, "number", meaning,
           [=](const nlohmann::json& v, S& s) {
+            if (!v.is_number() || v.get<double>() <= 0) throw std::invalid_argument("a number > 0");
             std::ostringstream ceiling;
             ceiling << field(s);
-            if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > field(s))
+            if (field(s) > 0 && v.get<double>() > field(s))
               throw std::invalid_argument("a number > 0 and at most " + ceiling.str() + " (this evaluator's limit)");
             field(s) = v.get<double>();
           },
@@ -118,6 +119,8 @@ const std::vector<Option>& options() {
       budget("timing_budget", [](S& s) -> double& { return s.budgets.timing_s; }, "seconds allowed for timing"),
       budget("host_memory_budget", [](S& s) -> double& { return s.budgets.host_memory_gib; },
              "GiB of host memory the worker may hold"),
+      budget("gpu_memory", [](S& s) -> double& { return s.request.gpu_memory_gib; },
+             "GiB of GPU memory the evaluation may use, as on a GPU that small (default: all of it)"),
   };
   return table;
 }

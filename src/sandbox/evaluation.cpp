@@ -1,6 +1,7 @@
 #include "sandbox/evaluation.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -72,13 +73,6 @@ struct Verdicts {
 };
 
 #ifdef KBENCH_WITH_CUDA
-c10::Dict<std::string, at::Tensor> clone_state(const c10::Dict<std::string, at::Tensor>& state) {
-  // The candidate gets its own copy: writing into it cannot change the reference's weights.
-  c10::Dict<std::string, at::Tensor> out;
-  for (const auto& entry : state) out.insert(entry.key(), entry.value().clone());
-  return out;
-}
-
 // The GPU's own start-up, which needs no compiled submission: the CUDA context, the reference's
 // weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
 // is done, and the free memory held for poisoning. The reference stays in `context` across
@@ -91,6 +85,7 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
   cudaSetDevice(req.device);
   cudaFree(nullptr);
   phases["cuda_context"] = ms_since(t0);
+  check::limit_gpu_memory(req.device, gpu_memory_bytes(req));  // before the weights, which count against it
   if (loading.valid()) {
     context.reference.reset();  // free the previous problem's weights first
     context.reference_outputs.clear();
@@ -142,6 +137,22 @@ void take_known_baselines(const EvalRequest& req, const problems::Problem& probl
 
 }  // namespace
 
+int64_t gpu_memory_bytes(const EvalRequest& req) { return static_cast<int64_t>(req.gpu_memory_gib * (int64_t{1} << 30)); }
+
+std::string exceeds_gpu_memory(const EvalRequest& req, const problems::Problem& problem) {
+  const int64_t limit = gpu_memory_bytes(req);
+  if (limit <= 0 || req.compile_only || problem.footprint_bytes == 0) return "";
+  const bool exceeds = problem.footprint_exceeded ? limit <= problem.footprint_bytes : limit < problem.footprint_bytes;
+  if (!exceeds) return "";
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "not run: this problem needs %s%.1f GiB of GPU memory (problems/footprint.json), more than "
+                "--gpu-memory %g GiB allows",
+                problem.footprint_exceeded ? "more than " : "", static_cast<double>(problem.footprint_bytes) / (1 << 30),
+                req.gpu_memory_gib);
+  return text;
+}
+
 compile::CompileOptions compile_options_for(const EvalRequest& req, const launch::DeviceInfo& gpu) {
   compile::CompileOptions options;
   options.arch = !req.arch.empty() ? req.arch : (gpu.present ? gpu.arch() : "sm_90a");
@@ -160,7 +171,7 @@ nlohmann::json EvalRequest::to_json() const {
           {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
           {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines},
-          {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}};
+          {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"gpu_memory_gib", gpu_memory_gib}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
@@ -188,6 +199,7 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.ncu = j.value("ncu", false);
   r.profile = j.value("profile", false) || r.ncu;
   r.ncu_target = j.value("ncu_target", false);
+  r.gpu_memory_gib = j.value("gpu_memory_gib", 0.0);
   return r;
 }
 
@@ -428,7 +440,7 @@ bool load_stage(const Run& run, const CompiledSubmission& compiled, std::unique_
 // The candidate's parameters: its own copy of the reference's weights, through setup(). Sets the
 // verdict and returns nothing when setup fails.
 std::optional<c10::Dict<std::string, at::Tensor>> candidate_params(const Run& run, const compile::HostProgram& host) {
-  auto params = clone_state(run.context.reference->state());
+  auto params = check::copy_of_state(run.context.reference->state());
   try {
     return host.setup(params);
   } catch (const std::exception& e) {
@@ -727,12 +739,17 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   nlohmann::json phases;
   const auto catalog = problems::Catalog::load(problems::project_root(req.root));
   const auto& problem = catalog.get(req.level, req.problem);
-  GpuStartup gpu_startup(req, problem, *context);  // reads the reference's archive while CUDA starts
-  const auto gpu = launch::query_device(req.device);
-  take_known_baselines(req, problem, context->baselines);
   nlohmann::json record = {{"problem", {{"level", problem.level}, {"id", problem.id}, {"name", problem.name}}},
                            {"submission", {{"path", req.submission}}},
                            {"stochastic", problem.stochastic}};
+  if (req.gpu_memory_gib > 0) record["gpu_memory_gib"] = req.gpu_memory_gib;
+  if (const auto why = exceeds_gpu_memory(req, problem); !why.empty()) {
+    set_verdict(record, Verdict::not_checked, why);
+    return record;
+  }
+  GpuStartup gpu_startup(req, problem, *context);  // reads the reference's archive while CUDA starts
+  const auto gpu = launch::query_device(req.device);
+  take_known_baselines(req, problem, context->baselines);
   phases["problem_load"] = ms_since(t_start);
   const Run run{req, problem, gpu, *context, record, phases, on_stage};
 

@@ -16,6 +16,7 @@
 
 namespace kbench::problems {
 class Reference;
+struct Problem;
 }
 namespace kbench::launch {
 struct DeviceInfo;
@@ -49,10 +50,22 @@ struct EvalRequest {
   // Set by the ncu pass on the request of its own worker, which runs under ncu: compile, load and
   // one forward for ncu to profile; no checks, no timing, verdict not_checked.
   bool ncu_target = false;
+  // --gpu-memory: the evaluation behaves as on a GPU with this many GiB (0: the whole GPU). The
+  // worker's caching allocator is capped there, and the free memory it holds for poisoning with it;
+  // a problem measured to need more (problems/footprint.json) is refused before anything runs.
+  double gpu_memory_gib = 0;
 
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);
 };
+
+// --gpu-memory in bytes (0: no limit).
+int64_t gpu_memory_bytes(const EvalRequest& req);
+
+// Under --gpu-memory, a problem measured to need more GPU memory than the limit
+// (problems/footprint.json) is refused before anything runs: its reference would not fit, or the
+// candidate would run out of memory through no fault of its own. Returns why, or "" to go on.
+std::string exceeds_gpu_memory(const EvalRequest& req, const problems::Problem& problem);
 
 // The NVRTC options of the compile stage for `req` on `gpu`: what NVRTC ahead of the GPUs uses, so
 // that the worker finds its result in the compile cache.

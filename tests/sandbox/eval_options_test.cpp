@@ -50,5 +50,20 @@ TEST_CASE("bad options are refused together, each named, and leave budgets at mo
     CHECK_THAT(what, contains_text("option \"timing_budget\" must be a number > 0 and at most 300"));
   }
   CHECK_THROWS_AS(apply_options(nlohmann::json::array(), s), OptionsError);
-  CHECK(option_list().size() == 19);
+  CHECK(option_list().size() == 20);
+}
+
+TEST_CASE("gpu_memory may lower the evaluator's GPU memory limit, never raise or lift it", "[serve]") {
+  auto s = default_eval_settings();
+  apply_options({{"gpu_memory", 40}}, s);  // no limit of the evaluator's own: any size
+  CHECK(s.request.gpu_memory_gib == 40);
+  CHECK(options_of(s) == nlohmann::json{{"gpu_memory", 40.0}});
+  s = default_eval_settings();
+  s.request.gpu_memory_gib = 22;  // kbench serve --gpu-memory 22
+  apply_options({{"gpu_memory", 10}}, s);
+  CHECK(s.request.gpu_memory_gib == 10);
+  s.request.gpu_memory_gib = 22;
+  CHECK_THROWS_WITH(apply_options({{"gpu_memory", 24}}, s), contains_text("option \"gpu_memory\" must be a number > 0 and at most 22"));
+  CHECK_THROWS_WITH(apply_options({{"gpu_memory", 0}}, s), contains_text("option \"gpu_memory\" must be a number > 0"));
+  CHECK(s.request.gpu_memory_gib == 22);
 }
