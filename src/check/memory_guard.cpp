@@ -1,6 +1,7 @@
 #include "check/memory_guard.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #ifdef KBENCH_WITH_CUDA
@@ -27,7 +28,8 @@ std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, 
   return out;
 }
 
-std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, const std::vector<ByteRange>& free_at_start) {
+std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, const std::vector<ByteRange>& free_at_start,
+                                  const std::vector<ByteRange>& live) {
   const ByteRange zone{allocation.second, allocation.second + bytes};
   std::vector<ByteRange> parts;
   auto it = std::upper_bound(free_at_start.begin(), free_at_start.end(), ByteRange{zone.first, UINTPTR_MAX});
@@ -36,7 +38,7 @@ std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, 
     const auto begin = std::max(it->first, zone.first), end = std::min(it->second, zone.second);
     if (begin < end) parts.emplace_back(begin, end);
   }
-  return parts;
+  return unallocated_parts(parts, live);
 }
 
 HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes) {
@@ -68,6 +70,7 @@ struct AllocationLog {
   std::mutex mutex;
   bool recording = false;
   std::vector<ByteRange> ranges;         // allocated (or returned to the driver) while recording
+  std::map<uintptr_t, uintptr_t> live;   // allocated while recording and not yet freed: begin -> end
   std::vector<ByteRange> free_at_start;  // guard zones: memory that was free when the guard began
   std::vector<ByteRange> zones;          // guard zones poisoned so far
   bool zoned = false;
@@ -82,9 +85,13 @@ AllocationLog& allocation_log() {
     auto* l = new AllocationLog;  // lives as long as the allocator that calls into it
     allocator::attachAllocatorTraceTracker([l](const allocator::TraceEntry& e) {
       using Action = allocator::TraceEntry::Action;
-      if (e.action_ != Action::ALLOC && e.action_ != Action::SEGMENT_FREE) return;
+      if (e.action_ != Action::ALLOC && e.action_ != Action::SEGMENT_FREE && e.action_ != Action::FREE_COMPLETED) return;
       std::lock_guard<std::mutex> lock(l->mutex);
       if (!l->recording) return;
+      if (e.action_ == Action::FREE_COMPLETED) {
+        l->live.erase(static_cast<uintptr_t>(e.addr_));
+        return;
+      }
       constexpr uintptr_t kRound = 512;  // the allocator's granularity: a block's tail belongs to it
       const ByteRange range{static_cast<uintptr_t>(e.addr_),
                             static_cast<uintptr_t>(e.addr_) + (static_cast<uintptr_t>(e.size_) + kRound - 1) / kRound * kRound};
@@ -92,7 +99,9 @@ AllocationLog& allocation_log() {
       if (e.action_ != Action::ALLOC) return;
       poison(range, static_cast<cudaStream_t>(e.stream_));
       if (!l->zoned) return;
-      for (const auto& zone : guard_zone(range, kGuardZoneBytes, l->free_at_start)) {
+      const std::vector<ByteRange> live(l->live.begin(), l->live.end());
+      l->live.emplace(range);
+      for (const auto& zone : guard_zone(range, kGuardZoneBytes, l->free_at_start, live)) {
         poison(zone, static_cast<cudaStream_t>(e.stream_));
         l->zones.push_back(zone);
       }
@@ -187,6 +196,7 @@ FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent) : exten
     for (const auto& [begin, end] : free_now) device_bytes(begin, end, at::kByte).fill_(0xFF);
   std::lock_guard<std::mutex> lock(log.mutex);
   log.ranges.clear();
+  log.live.clear();
   log.zones.clear();
   log.zoned = extent == Poison::guard_zones;
   if (extent == Poison::all_free) poisoned_ = std::move(free_now);
@@ -199,6 +209,7 @@ FreeMemoryGuard::~FreeMemoryGuard() {
   std::lock_guard<std::mutex> lock(log.mutex);
   log.recording = false;
   log.ranges.clear();
+  log.live.clear();
   log.zones.clear();
   log.free_at_start.clear();
 }

@@ -49,8 +49,12 @@ using ByteRange = std::pair<uintptr_t, uintptr_t>;  // [begin, end)
 std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, std::vector<ByteRange> allocated);
 
 // The guard zone of an allocation: the `bytes` after its end, as far as they lie in `free_at_start`
-// (sorted, disjoint): memory no live tensor owned when the guard began.
-std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, const std::vector<ByteRange>& free_at_start);
+// (sorted, disjoint: memory no live tensor owned when the guard began) and outside `live` (the
+// allocations made since then and not yet freed: an earlier layer's output that the next layer
+// still reads may lie just past a new allocation, and poisoning it would corrupt the candidate's
+// own data).
+std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, const std::vector<ByteRange>& free_at_start,
+                                  const std::vector<ByteRange>& live);
 
 inline constexpr uintptr_t kGuardZoneBytes = uintptr_t{2} << 20;
 

@@ -43,10 +43,21 @@ TEST_CASE("memory is held to a 1 GiB margin and given back only when local memor
 TEST_CASE("an allocation's guard zone is what follows it and was free when the guard began", "[check]") {
   const std::vector<ByteRange> free_at_start = {{1000, 5000}, {6000, 6500}, {8000, 9000}};
   // Carved from the start of a free block: the zone is the rest of it, up to the zone's size.
-  CHECK(guard_zone({1000, 1512}, 1024, free_at_start) == std::vector<ByteRange>{{1512, 2536}});
+  CHECK(guard_zone({1000, 1512}, 1024, free_at_start, {}) == std::vector<ByteRange>{{1512, 2536}});
   // Near a block's end: the zone stops where the block did, and goes on in the next free block.
-  CHECK(guard_zone({4000, 4800}, 2000, free_at_start) == std::vector<ByteRange>{{4800, 5000}, {6000, 6500}});
+  CHECK(guard_zone({4000, 4800}, 2000, free_at_start, {}) == std::vector<ByteRange>{{4800, 5000}, {6000, 6500}});
   // Followed by memory that was in use (a live tensor's): no zone there.
-  CHECK(guard_zone({6500, 7000}, 512, free_at_start).empty());
-  CHECK(guard_zone({9000, 9512}, 512, free_at_start).empty());
+  CHECK(guard_zone({6500, 7000}, 512, free_at_start, {}).empty());
+  CHECK(guard_zone({9000, 9512}, 512, free_at_start, {}).empty());
+}
+
+TEST_CASE("a guard zone leaves out what the candidate allocated since the guard began and still holds", "[check]") {
+  // L3#3's pattern: a layer's output is allocated just past where the next layer's output lands;
+  // the next allocation's zone must not poison the tensor that the next layer reads.
+  const std::vector<ByteRange> free_at_start = {{0, 100000}};
+  const std::vector<ByteRange> live = {{4096, 8192}};
+  CHECK(guard_zone({0, 4096}, 2048, free_at_start, live).empty());
+  // A live allocation inside the zone splits it; one that was freed (no longer live) does not.
+  CHECK(guard_zone({0, 1024}, 4096, free_at_start, {{2048, 3072}}) == std::vector<ByteRange>{{1024, 2048}, {3072, 5120}});
+  CHECK(guard_zone({0, 1024}, 4096, free_at_start, {}) == std::vector<ByteRange>{{1024, 5120}});
 }
