@@ -9,7 +9,7 @@
 # export      every problem's archive (one process)
 # degenerate  kbench degenerate --write over all problems (problems/degenerate.json, copied to $OUT)
 # tests       ctest -L gpu
-# ci          kbench ci against results/ci/<gpu>.json (CI_RECORD=1: --record, copied to $OUT)
+# ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch)
 # phases      scripts/eval-phases.sh
 # adversarial the adversarial table alone (tests/adversarial/expected.json), exporting only its problems
@@ -20,7 +20,7 @@
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu)
 # modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
-# footprint   kbench footprint --gpu-memory ${GPU_MEMORY_GIB:-22} --write over all problems (after export; problems/footprint.json saved)
+# footprint   every problem exported, then kbench footprint --gpu-memory ${GPU_MEMORY_GIB:-22} --write (problems/footprint.json saved)
 # gpu-memory  kbench ci --gpu-memory ${GPU_MEMORY_GIB:-22}: every reference kernel evaluated as on a GPU that small
 # A device call lasts 10 minutes at most, and the machine stays only while calls follow each other.
 # For steps that take longer, start them in a process session of their own, which outlives the call,
@@ -28,6 +28,7 @@
 #   scripts/gpu-session.sh --background build tests ci   # returns at once; log: build-gpu/session/log
 #   scripts/gpu-session.sh --wait 560                    # follows the log until the steps end or 560 s
 #                                                        # pass; copies the logs and saved files to $OUT
+#   scripts/gpu-session.sh --stop                        # ends the background steps
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SESSION=build-gpu/session
@@ -37,7 +38,12 @@ case ${1:-} in
   rm -rf "$SESSION" && mkdir -p "$SESSION/logs" "$SESSION/out"
   OUT= LOGS=$PWD/$SESSION/logs SAVE=$PWD/$SESSION/out setsid bash -c '"$0" "$@"; echo "== steps ended"; touch '"$SESSION"'/done' \
     "$0" "$@" >"$SESSION/log" 2>&1 </dev/null &
+  echo $! >"$SESSION/pid"
   echo "started: $*"
+  exit 0 ;;
+--stop)
+  # setsid made the steps a process group of their own: end all of it.
+  [[ -f $SESSION/pid ]] && kill -- -"$(cat "$SESSION/pid")" 2>/dev/null && echo "stopped the background steps"
   exit 0 ;;
 --wait)
   start=$SECONDS
@@ -62,6 +68,8 @@ timed() {  # timed NAME COMMAND...: runs it, prints its wall time and exit code
   echo "== $name: $((SECONDS - start)) s, rc=$rc"
   return $rc
 }
+# level:id of every reference kernel (levelN/<id>_<Name>.cu): what kbench ci evaluates.
+reference_kernel_problems() { ls level*/*.cu | sed -E 's#level([0-9])/([0-9]+)_.*#\1:\2#'; }
 SAVE=${SAVE:-${OUT:-}}
 save() { [[ -n $SAVE ]] && cp "$@" "$SAVE/" ; }
 
@@ -88,6 +96,7 @@ for step in "$@"; do
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest.log" | head -20
     grep -E "^adversarial .*|^l[0-9]_.*: " "$LOGS/ctest.log" | awk '{printf "%s %s %s | ", $2, $3, $4}' | head -c 6000; echo ;;
   ci)
+    timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
     timed ci $KB ci ${CI_RECORD:+--record}
     tail -45 "$LOGS/ci.log" | cut -c1-150
     [[ -n ${CI_RECORD:-} ]] && save "results/ci/$GPU_SLUG.json" ;;
@@ -139,11 +148,13 @@ PY
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
     grep -E "^[0-9]+: modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -60 ;;
   footprint)
+    timed export-all python3 scripts/export_problems.py
     timed footprint $KB footprint --gpu-memory "${GPU_MEMORY_GIB:-22}" --write
     grep -E "OUT OF MEMORY|FAILED|problems," "$LOGS/footprint.log" | cut -c1-200
     sort -k4 -g -r <(grep -E "GiB at its peak" "$LOGS/footprint.log") | head -8 | cut -c1-160
     save problems/footprint.json ;;
   gpu-memory)
+    timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
     timed ci-gpu-memory $KB ci --gpu-memory "${GPU_MEMORY_GIB:-22}"
     tail -4 "$LOGS/ci-gpu-memory.log" | cut -c1-150 ;;
   modelnew-bench)
