@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "log/number_text.h"
+
 namespace kbench::profile {
 namespace {
 
@@ -29,11 +31,7 @@ void sort_by_time(nlohmann::json& rows) {
   });
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using kbench::log::fixed;
 
 }  // namespace
 

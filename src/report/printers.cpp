@@ -4,16 +4,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "log/number_text.h"
 #include "report/profile_text.h"
 
 namespace kbench::report {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using kbench::log::fixed;
 
 }  // namespace
 

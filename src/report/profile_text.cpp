@@ -3,14 +3,12 @@
 #include <cstdio>
 #include <sstream>
 
+#include "log/number_text.h"
+
 namespace kbench::report {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using kbench::log::fixed;
 
 std::string percent(double share) { return fixed(100 * share, 1) + "%"; }
 
