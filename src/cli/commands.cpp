@@ -77,12 +77,16 @@ class MeasuredFile {
     const auto tmp = file_.string() + ".tmp";
     std::ofstream(tmp) << doc_.dump(1) << "\n";
     std::filesystem::rename(tmp, file_);
+    ++recorded_;
   }
-  std::string written() const { return write_ ? ", recorded in " + file_.string() : ""; }
+  std::string written() const {
+    return write_ ? ", " + std::to_string(recorded_) + " recorded in " + file_.string() : "";
+  }
 
  private:
   std::filesystem::path file_;
   bool write_;
+  int recorded_ = 0;
   nlohmann::json doc_ = nlohmann::json::object();
 };
 
@@ -138,10 +142,11 @@ void add_budget_options(CLI::App* cmd, sandbox::Budgets& budgets) {
 }
 
 // --gpu-memory, shared by eval, batch, ci and serve (for serve, the most a request may ask for).
-void add_gpu_memory_option(CLI::App* cmd, sandbox::EvalRequest& req) {
+void add_gpu_memory_option(CLI::App* cmd, sandbox::EvalRequest& req,
+                           const std::string& effect = "a problem measured to need more is not run") {
   cmd->add_option("--gpu-memory", req.gpu_memory_gib,
                   "GiB of GPU memory an evaluation may use, as on a GPU that small, e.g. 22 for a 24 GB card "
-                  "(default: all of it); a problem measured to need more is not run")
+                  "(default: all of it); " + effect)
       ->check(CLI::PositiveNumber);
 }
 
@@ -457,7 +462,7 @@ void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
   cmd->add_option("--problem", *id, "Only this problem (with --level)");
   cmd->add_option("--device", *device, "GPU ordinal");
-  add_gpu_memory_option(cmd, *limit);
+  add_gpu_memory_option(cmd, *limit, "each problem is measured under that cap, and one that runs out of memory needs more");
   cmd->add_flag("--write", *write, "Record each problem in problems/footprint.json as it is measured");
   cmd->callback([&g, &exit_code, level, id, device, write, limit] {
     apply_logging(g);
