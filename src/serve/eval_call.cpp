@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "compile/modelnew.h"
 #include "problems/reference.h"
 #include "serve/api_error.h"
 
@@ -50,10 +51,10 @@ EvalCall parse_eval_call(const std::string& body_text, const problems::Catalog& 
   if (body.is_discarded()) throw ApiError(400, "the request body is not valid JSON");
   if (!body.is_object())
     throw ApiError(400, "the request body must be a JSON object: {\"source\": ..., \"level\": ..., \"problem\": ...}");
-  static const std::set<std::string> known = {"source", "level", "problem", "options", "name"};
+  static const std::set<std::string> known = {"source", "level", "problem", "options", "name", "format"};
   for (const auto& [key, value] : body.items())
     if (!known.count(key))
-      throw ApiError(400, "unknown field \"" + key + "\" (fields: source, level, problem, options, name)");
+      throw ApiError(400, "unknown field \"" + key + "\" (fields: source, level, problem, options, name, format)");
 
   EvalCall call;
   call.source = string_field(body, "source", true);
@@ -61,6 +62,10 @@ EvalCall parse_eval_call(const std::string& body_text, const problems::Catalog& 
     throw ApiError(413, "source of " + std::to_string(call.source.size()) + " bytes is over this server's limit of " +
                             std::to_string(max_source_bytes) + " bytes");
   call.name = string_field(body, "name", false);
+  const auto format = string_field(body, "format", false);
+  if (!format.empty() && format != "kbench" && format != "modelnew")
+    throw ApiError(400, "format must be \"kbench\" (a .cu) or \"modelnew\" (KernelBench's ModelNew .py), not \"" + format + "\"");
+  call.modelnew = format.empty() ? compile::is_modelnew_file(call.name) : format == "modelnew";
   call.settings = defaults;
   call.settings.request.level = integer_field(body, "level");
   call.settings.request.problem = integer_field(body, "problem");

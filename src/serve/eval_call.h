@@ -1,8 +1,10 @@
 // The body of POST /v1/eval, checked before anything is queued:
 //   {"source": "<the .cu file>", "level": 2, "problem": 12, "options": {"trials": 3, ...},
-//    "name": "my_kernel.cu"}
+//    "name": "my_kernel.cu", "format": "kbench"}
 // `options` are kbench eval's flags by name (sandbox/eval_options.h); `name` (optional) is what the
-// record calls the submission, as a local eval's record names its file.
+// record calls the submission, as a local eval's record names its file; `format` (optional) is
+// "kbench" (a .cu) or "modelnew" (KernelBench's ModelNew .py), by default the one `name`'s extension
+// says (.py: modelnew), else kbench.
 #pragma once
 
 #include <string>
@@ -15,6 +17,7 @@ namespace kbench::serve {
 struct EvalCall {
   std::string source;
   std::string name;                // "" : the record names the stored file
+  bool modelnew = false;           // KernelBench's ModelNew format, not kbench's .cu
   sandbox::EvalSettings settings;  // level, problem and options applied on the server's defaults
 };
 

@@ -59,7 +59,7 @@ std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
   auto job = std::make_shared<Pending>();
   try {
     job->request = call.settings.request;
-    job->request.submission = sources_.put(call.source).string();
+    job->request.submission = sources_.put(call.source, call.modelnew).string();
   } catch (...) {
     std::lock_guard<std::mutex> lock(mutex_);
     --in_flight_, --compiling_;
@@ -70,10 +70,13 @@ std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
   job->name = call.name;
   job->admitted = Clock::now();
   auto record = job->record.get_future();
-  const auto options = sandbox::compile_options_for(job->request, gpu0_);
+  sandbox::PrepareOptions prepare{sandbox::compile_options_for(job->request, gpu0_), {}, options_.worker_exe,
+                                  job->budgets.build_s};
+  if (call.modelnew) prepare.problem_source = catalog_.source_path(catalog_.get(job->request.level, job->request.problem));
   const auto problem = std::to_string(job->request.level) + "/" + std::to_string(job->request.problem);
-  // Queued for a GPU once NVRTC is done: a GPU never waits for a compile while other work is ready.
-  compile_ahead_->submit(job->request.submission, {options}, [this, job, problem] {
+  // Queued for a GPU once NVRTC (a ModelNew: its extension build) is done: a GPU never waits for a
+  // compile while other work is ready.
+  compile_ahead_->submit(job->request.submission, prepare, [this, job, problem] {
     std::lock_guard<std::mutex> lock(mutex_);
     --compiling_;
     queued_.emplace(queue_.push(problem), std::move(*job));

@@ -9,8 +9,8 @@ namespace kbench::serve {
 
 SourceStore::SourceStore(std::filesystem::path dir) : dir_(std::move(dir)) { std::filesystem::create_directories(dir_); }
 
-std::filesystem::path SourceStore::put(const std::string& source) const {
-  const auto path = dir_ / (compile::content_hash(source) + ".cu");
+std::filesystem::path SourceStore::put(const std::string& source, bool modelnew) const {
+  const auto path = dir_ / (compile::content_hash(source) + (modelnew ? ".py" : ".cu"));
   if (std::filesystem::exists(path)) return path;
   // A temporary name per thread: two requests with the same source may write at once.
   auto tmp = path;

@@ -246,6 +246,39 @@ TEST_CASE("serve: a compile-only request answers what kbench eval --compile-only
   }
 }
 
+TEST_CASE("serve: a ModelNew source is evaluated as one, by its name's extension or the format field", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  const auto file = testing::test_dir() / "modelnew" / "l1_19_syntax_error.py";  // decided at import, on any machine
+  int exit_code = -1;
+  const auto local = nlohmann::json::parse(run_kbench("eval " + file.string() + " --level 1 --problem 19 --compile-only --json", exit_code));
+  REQUIRE(local["submission"]["format"] == "modelnew");
+  auto body = nlohmann::json::parse(eval_body(file, 1, 19, kCompileOnly));
+  for (const auto& extra : {nlohmann::json{{"name", "sample.py"}}, nlohmann::json{{"format", "modelnew"}}}) {
+    INFO(extra.dump());
+    auto request = body;
+    request.update(extra);
+    const auto r = post(server, request.dump());
+    REQUIRE(r->status == 200);
+    const auto remote = nlohmann::json::parse(r->body);
+    CHECK(remote["submission"]["format"] == "modelnew");
+    CHECK(remote["verdict"] == local["verdict"]);
+    CHECK_THAT(remote["message"].get<std::string>(), contains_text("SyntaxError: expected ':'"));  // the file's name differs
+  }
+  // Without either, a source is kbench's format, as the API says: this one has no kbench:host block.
+  const auto as_cu = nlohmann::json::parse(post(server, body.dump())->body);
+  CHECK(as_cu["submission"]["format"] == "kbench");
+  body["format"] = "cuda";
+  const auto bad = post(server, body.dump());
+  CHECK(bad->status == 400);
+  CHECK_THAT(error_of(bad), contains_text("format must be \"kbench\""));
+  // kbench eval --server sends the file's name, so a .py goes as a ModelNew.
+  int remote_code = -1;
+  const auto remote = nlohmann::json::parse(
+      run_kbench("eval " + file.string() + " --level 1 --problem 19 --compile-only --json --server " + server.url(), remote_code));
+  CHECK(remote["verdict"] == local["verdict"]);
+  CHECK(remote_code == exit_code);
+}
+
 TEST_CASE("serve: kbench eval --server prints what a local eval prints, with its exit code", "[serve]") {
   TestServer server(options_for(testing::kbench_exe()));
   for (const auto* extra : {"--compile-only", "--trials 2", "--compile-only --json"}) {
