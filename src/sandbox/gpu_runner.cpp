@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "check/correctness.h"
 #include "launch/cuda_driver.h"
 #include "sandbox/ncu_pass.h"
 
@@ -63,7 +64,9 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       if (timing->contains(kind)) known_baselines_[key][kind] = (*timing)[kind];
   if (record.contains("error")) {  // the request failed (e.g. missing archive): keep it visible
     record["verdict"] = "not_checked";
-    record["message"] = "harness error: " + record["error"].get<std::string>();
+    // The line that says what failed: a TorchScript traceback's last (an out-of-memory error of the
+    // reference, say), else the first; "error" keeps the whole of it.
+    record["message"] = "harness error: " + check::first_line_of_interest(record["error"].get<std::string>());
     record["problem"] = {{"level", request.level}, {"id", request.problem}};
   }
   const bool loaded = worker_->alive() && !request.compile_only && !record.contains("error");

@@ -1,6 +1,7 @@
 // The parent's side of isolation, with stand-in worker programs that misbehave on purpose: the real
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
 #include "fixtures.h"
+#include "sandbox/gpu_runner.h"
 #include "sandbox/worker.h"
 
 #include "catch.h"
@@ -76,4 +77,18 @@ TEST_CASE("a worker that hoards host memory is killed at its budget: runtime_err
       testing::fake_worker("hoard", "exec python3 -c \"import time; x = b'x' * (400 << 20); time.sleep(100)\""));
   CHECK(record["verdict"] == "runtime_error");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("out of host memory"));
+}
+
+TEST_CASE("a request the worker could not evaluate is a harness error that names the line that failed", "[sandbox]") {
+  // As the worker reports a reference that ran out of memory inside TorchScript: the traceback's
+  // first line says only that an operation failed.
+  const auto worker = testing::fake_worker(
+      "harness-error", "while read line; do printf '%s\\n' '{\"record\":{\"error\":\"The following operation failed in the "
+                       "TorchScript interpreter.\\nTraceback of TorchScript (most recent call last):\\n  x = torch.rand(n)"
+                       "\\nRuntimeError: CUDA out of memory. Tried to allocate 7.00 GiB\"}}' >&3; done");
+  sandbox::GpuRunner runner(0, worker);
+  const auto record = runner.evaluate(some_request(), {});
+  CHECK(record["verdict"] == "not_checked");
+  CHECK(record["message"] == "harness error: RuntimeError: CUDA out of memory. Tried to allocate 7.00 GiB");
+  CHECK_THAT(record["error"].get<std::string>(), contains_text("Traceback of TorchScript"));
 }
