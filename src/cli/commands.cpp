@@ -114,6 +114,26 @@ nlohmann::json sweep_problems(const problems::Catalog& catalog, int level, int i
   return rows;
 }
 
+// The commands that measure a fact per problem on a GPU (degenerate, footprint): which problems,
+// which GPU, and whether to record what they measure in `file` (under problems/).
+struct ProblemSweep {
+  int level = 0, id = 0, device = 0;
+  bool write = false;
+};
+
+void add_sweep_options(CLI::App* cmd, ProblemSweep& sweep, const std::string& file) {
+  cmd->add_option("--level", sweep.level, "Only this level")->check(CLI::Range(1, 3));
+  cmd->add_option("--problem", sweep.id, "Only this problem (with --level)");
+  cmd->add_option("--device", sweep.device, "GPU ordinal");
+  cmd->add_flag("--write", sweep.write, "Record each problem in problems/" + file + " as it is measured");
+}
+
+launch::DeviceInfo gpu_for(const std::string& command, int device) {
+  const auto gpu = launch::query_device(device);
+  if (!gpu.present) throw std::runtime_error("kbench " + command + " needs a GPU: " + gpu.why_absent);
+  return gpu;
+}
+
 // Options that decide what counts as correct, shared by eval and batch.
 void add_check_mode_options(CLI::App* cmd, sandbox::EvalRequest& req) {
   cmd->add_option("--robust-trials", req.check.robust_trials,
@@ -417,25 +437,20 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
 void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "degenerate", "Find problems whose check a constant or zeros would pass (GPU); --write records problems/degenerate.json");
-  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0), device = std::make_shared<int>(0);
-  auto write = std::make_shared<bool>(false);
-  cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
-  cmd->add_option("--problem", *id, "Only this problem (with --level)");
-  cmd->add_option("--device", *device, "GPU ordinal");
-  cmd->add_flag("--write", *write, "Record each problem in problems/degenerate.json as it is measured");
-  cmd->callback([&g, &exit_code, level, id, device, write] {
+  auto sweep = std::make_shared<ProblemSweep>();
+  add_sweep_options(cmd, *sweep, "degenerate.json");
+  cmd->callback([&g, &exit_code, sweep] {
     apply_logging(g);
-    const auto gpu = launch::query_device(*device);
-    if (!gpu.present) throw std::runtime_error("kbench degenerate needs a GPU: " + gpu.why_absent);
+    const auto gpu = gpu_for("degenerate", sweep->device);
     const auto root = problems::project_root(g.root);
     const auto catalog = problems::Catalog::load(root);
-    MeasuredFile file(problems::degeneracy_file(root), *write, "Measured by kbench degenerate --write: see src/check/degenerate.h.",
-                      gpu.name);
+    MeasuredFile file(problems::degeneracy_file(root), sweep->write,
+                      "Measured by kbench degenerate --write: see src/check/degenerate.h.", gpu.name);
     check::CheckOptions options;
     options.robust_seed = 1000;  // fixed: the file must not change from run to run but by the problems
     int failed = 0, degenerate = 0;
-    const auto rows = sweep_problems(catalog, *level, *id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
-      problems::Reference reference(p, torch::Device(torch::kCUDA, *device));
+    const auto rows = sweep_problems(catalog, sweep->level, sweep->id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
+      problems::Reference reference(p, torch::Device(torch::kCUDA, sweep->device));
       options.tolerance = {p.atol, p.rtol};
       const auto entry = check::to_json(check::measure_degeneracy(reference, options));
       row["degeneracy"] = entry;
@@ -456,30 +471,25 @@ void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "footprint", "Measure the GPU memory each problem's evaluation needs at its peak (GPU); --write records "
                    "problems/footprint.json, which --gpu-memory reads to refuse problems that cannot fit");
-  auto level = std::make_shared<int>(0), id = std::make_shared<int>(0), device = std::make_shared<int>(0);
-  auto write = std::make_shared<bool>(false);
+  auto sweep = std::make_shared<ProblemSweep>();
   auto limit = std::make_shared<sandbox::EvalRequest>();
-  cmd->add_option("--level", *level, "Only this level")->check(CLI::Range(1, 3));
-  cmd->add_option("--problem", *id, "Only this problem (with --level)");
-  cmd->add_option("--device", *device, "GPU ordinal");
+  add_sweep_options(cmd, *sweep, "footprint.json");
   add_gpu_memory_option(cmd, *limit, "each problem is measured under that cap, and one that runs out of memory needs more");
-  cmd->add_flag("--write", *write, "Record each problem in problems/footprint.json as it is measured");
-  cmd->callback([&g, &exit_code, level, id, device, write, limit] {
+  cmd->callback([&g, &exit_code, sweep, limit] {
     apply_logging(g);
-    const auto gpu = launch::query_device(*device);
-    if (!gpu.present) throw std::runtime_error("kbench footprint needs a GPU: " + gpu.why_absent);
+    const auto gpu = gpu_for("footprint", sweep->device);
     const auto root = problems::project_root(g.root);
     const auto catalog = problems::Catalog::load(root);
-    MeasuredFile file(problems::footprint_file(root), *write, "Measured by kbench footprint --write: see src/check/footprint.h.",
-                      gpu.name);
+    MeasuredFile file(problems::footprint_file(root), sweep->write,
+                      "Measured by kbench footprint --write: see src/check/footprint.h.", gpu.name);
     const auto limit_bytes = sandbox::gpu_memory_bytes(*limit);
-    check::limit_gpu_memory(*device, limit_bytes);
+    check::limit_gpu_memory(sweep->device, limit_bytes);
     constexpr double kGiB = 1 << 30;
     int failed = 0, exceeded = 0;
-    const auto rows = sweep_problems(catalog, *level, *id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
+    const auto rows = sweep_problems(catalog, sweep->level, sweep->id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
       nlohmann::json entry;
       try {
-        problems::Reference reference(p, torch::Device(torch::kCUDA, *device));
+        problems::Reference reference(p, torch::Device(torch::kCUDA, sweep->device));
         entry = check::to_json(check::measure_footprint(reference, 1));
       } catch (const std::exception& e) {
         if (limit_bytes == 0 || std::string(e.what()).find("out of memory") == std::string::npos) throw;
