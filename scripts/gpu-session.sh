@@ -14,7 +14,8 @@
 # phases      scripts/eval-phases.sh
 # adversarial the adversarial table alone (tests/adversarial/expected.json), exporting only its problems
 # protocol    three reference kernels evaluated, with where their checks and timed calls spend time
-# serve-tests the kbench serve tests, CPU and GPU (ctest -R serve)
+# redraws     scripts/redraw-bench.py: a timed call's input draw against the bandwidth floor
+# serve-tests the kbench serve tests, CPU and GPU (the test binary, after exporting their problems)
 # serve       scripts/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
 # serve-throughput  scripts/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
@@ -129,9 +130,15 @@ print(f'{r["problem"]["name"]:28s} {r["verdict"]:10s} total {ph.get("total", 0):
       + f' audit {t.get("audit", {}).get("flagged")}')
 PY
     done ;;
+  redraws)
+    timed redraws python3 scripts/redraw-bench.py
+    cat "$LOGS/redraws.log" ;;
   serve-tests)
-    timed serve-tests ctest --test-dir build-gpu -R serve --output-on-failure -j1
-    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run|Skipped" "$LOGS/serve-tests.log" | head -20 ;;
+    # The test binary directly, with only the problems its GPU tests use exported (ctest's fixture
+    # exports all 250 first).
+    timed export-serve python3 scripts/export_problems.py --only 1:19 1:21 2:12 3:4
+    timed serve-tests build-gpu/tests/kbench_tests "serve:*"
+    grep -E "passed|failed|FAILED|with message|==|\.cu:" "$LOGS/serve-tests.log" | cut -c1-300 | head -30 ;;
   serve)
     timed serve-bench scripts/serve-bench.sh build-gpu "$LOGS" latency load
     grep -v "^export" "$LOGS/serve-bench.log" | cut -c1-260 ;;

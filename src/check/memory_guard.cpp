@@ -178,14 +178,16 @@ void limit_gpu_memory(int device, int64_t bytes) {
   g_memory_limit = bytes;
 }
 
-void hold_free_memory(int64_t keep_free_bytes) {
+bool hold_free_memory(int64_t keep_free_bytes) {
   auto plan = plan_hold(takeable_bytes(), keep_free_bytes);
   if (plan.release) {
     allocator::emptyCache();
     plan = plan_hold(takeable_bytes(), keep_free_bytes);
+    if (plan.release) return false;
   }
   // Allocated and freed at once: it stays in the allocator's cache as one free block.
   if (plan.take > 0) at::empty({plan.take}, at::dtype(at::kByte).device(at::kCUDA));
+  return true;
 }
 
 FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent) : extent_(extent) {
@@ -267,7 +269,7 @@ std::string FreeMemoryGuard::stray_writes() {
 #else
 
 void limit_gpu_memory(int, int64_t) {}
-void hold_free_memory(int64_t) {}
+bool hold_free_memory(int64_t) { return true; }
 FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent) : extent_(extent) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }

@@ -32,8 +32,10 @@ void limit_gpu_memory(int device, int64_t bytes);
 // Makes the caching allocator hold all free device memory but a margin of 1 GiB and
 // `keep_free_bytes`: what a FreeMemoryGuard poisons. Memory freed since the last call is taken in;
 // only when the driver has less than `keep_free_bytes` and a little room left is the cached memory
-// returned and taken again (hundreds of milliseconds for tens of GiB).
-void hold_free_memory(int64_t keep_free_bytes = 0);
+// returned and taken again (hundreds of milliseconds for tens of GiB). Returns false when even
+// then `keep_free_bytes` are not free: tensors still alive (a warm worker's kept reference outputs)
+// sit in the segment the memory is held in, which the allocator can only return whole.
+bool hold_free_memory(int64_t keep_free_bytes = 0);
 
 // What hold_free_memory does when the driver reports `free_bytes` free: return the allocator's
 // cached memory first or not, then take `take` more bytes (0: not worth it).

@@ -37,36 +37,43 @@ std::string call_label(const CallPlan& plan, size_t index) {
 }
 
 // The calls of one run: inputs drawn before each (the last call's freed first, so that one input set
-// lives at a time), `call` timed, and `check` handed the output of each checked call.
-TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& options, bool with_checks,
+// lives at a time; a baseline's only when the distribution changes), `call` timed, and `check`
+// handed the output of each checked call.
+TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& options, Caller caller,
                      const std::function<c10::IValue(const std::vector<c10::IValue>&, uint64_t seed)>& call,
                      const std::function<void(size_t index, c10::IValue output, TimedCalls&)>& check,
                      CallPlan& plan) {
   TimedCalls r;
   r.seed = options.seed != 0 ? options.seed : draw_robust_seed();
-  plan = plan_calls(options, r.seed, with_checks);
+  plan = plan_calls(options, r.seed, caller);
+  r.fresh_inputs = caller == Caller::candidate;
   r.timed_calls = static_cast<int>(plan.timed.size());
-  r.check_probability = with_checks ? options.check_probability : 0;
+  r.check_probability = caller == Caller::candidate ? check_probability(r.timed_calls) : 0;
   const int warmup = static_cast<int>(plan.warmup.size());
   const auto call_at = [&](int i) -> const CallPlan::Call& { return i < 0 ? plan.warmup[i + warmup] : plan.timed[i]; };
 
   std::vector<c10::IValue> inputs;
+  std::string drawn;  // the distribution of the input set alive
   c10::IValue out;
   int current = 0;
   timing::CallHooks hooks;
   hooks.before = [&](int i) {
-    const auto t0 = Clock::now();
     out = c10::IValue();
-    inputs.clear();
     current = i;
     const auto& c = call_at(i);
-    inputs = reference.make_inputs(c.seed, c.distribution);
+    if (r.fresh_inputs || inputs.empty() || drawn != c.distribution) {
+      const auto t0 = Clock::now();
+      inputs.clear();
+      inputs = reference.make_inputs(c.seed, c.distribution);
+      drawn = c.distribution;
+      wait_for_device();
+      r.redraw_ms += ms_since(t0);
+    }
     torch::manual_seed(c.seed);  // a stochastic forward draws what the check's reference draws
-    wait_for_device();
-    r.redraw_ms += ms_since(t0);
   };
   hooks.after = [&](int i) {
-    inputs.clear();  // a check draws them again from the seed: the candidate may have written into them
+    // A check draws the inputs again from the seed: the candidate may have written into them.
+    if (r.fresh_inputs) inputs.clear();
     if (!plan.timed[i].checked) {
       out = c10::IValue();
       return;
@@ -96,20 +103,24 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
 
 }  // namespace
 
-CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, bool with_checks) {
+CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller caller) {
   std::mt19937_64 rng(seed);
   CallPlan plan;
   for (int i = 0; i < options.timing.warmup; ++i) plan.warmup.push_back({rng(), problems::kOwnDistribution, false});
   std::vector<std::string> order(static_cast<size_t>(std::max(0, options.timing.trials)), problems::kOwnDistribution);
   for (const auto& d : options.distributions)
     order.insert(order.end(), static_cast<size_t>(std::max(0, options.calls_per_distribution)), d);
-  std::shuffle(order.begin(), order.end(), rng);
-  std::bernoulli_distribution checked(with_checks ? options.check_probability : 0.0);
+  if (caller == Caller::candidate) std::shuffle(order.begin(), order.end(), rng);
+  std::bernoulli_distribution checked(caller == Caller::candidate ? check_probability(static_cast<int>(order.size())) : 0.0);
   for (auto& d : order) {
     const uint64_t call_seed = rng();
     plan.timed.push_back({call_seed, std::move(d), checked(rng)});
   }
   return plan;
+}
+
+double check_probability(int timed_calls) {
+  return timed_calls > 0 ? 1.0 - std::pow(2.0, -20.0 / timed_calls) : 0.0;
 }
 
 double miss_probability(double check_probability, int calls, double skipped) {
@@ -121,7 +132,7 @@ TimedCalls time_calls(problems::Reference& reference,
                       const TimedCallOptions& options) {
   CallPlan plan;
   return run_calls(
-      reference, options, false,
+      reference, options, Caller::baseline,
       [&](const std::vector<c10::IValue>& inputs, uint64_t seed) {
         call(inputs, seed);
         return c10::IValue();
@@ -153,7 +164,7 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
       r.upstream_verdict = Verdict::inconsistent, r.upstream_message = why + cmp.upstream_message;
   };
   return run_calls(
-      reference, options, true,
+      reference, options, Caller::candidate,
       [&](const std::vector<c10::IValue>& inputs, uint64_t) { return host.forward(inputs, params); }, check, plan);
 }
 
@@ -162,7 +173,7 @@ nlohmann::json to_json(const TimedCalls& t) {
   nlohmann::json distributions = nlohmann::json::object();
   for (const auto& [d, stats] : t.distributions) distributions[d] = timing::to_json(stats);
   j["distributions"] = distributions;
-  j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", true}, {"timed_calls", t.timed_calls},
+  j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"timed_calls", t.timed_calls},
                    {"check_probability", t.check_probability}, {"checked", t.checked},
                    {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms}};
   return j;

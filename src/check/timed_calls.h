@@ -4,15 +4,20 @@
 // - No two calls see the same inputs. Every call, warm-up included, gets inputs drawn afresh from a
 //   seed of this run's (drawn per run, unpredictable), in place of the last call's and before the L2
 //   flush, outside the timed region. Pointers may repeat; contents never do.
-// - A checked call looks like any other. Each timed call is checked with the same probability,
+// - A checked call looks like any other. Each timed call is checked with the same probability p,
 //   independently of every other, and its check runs after it: the reference on the same inputs
 //   (drawn again from the call's seed, so that the candidate cannot change what it is compared
 //   with), then the comparison. Nothing before a call differs, and what a call could learn about
 //   earlier checks says nothing about the next. A candidate that skips work on a share f of its N
-//   timed calls escapes with probability (1 - p)^(f N).
+//   timed calls escapes with probability (1 - p)^(f N); p = 1 - 2^(-20 / N) makes that 2^(-20 f)
+//   whatever N is: caught with probability 0.75 for f = 10%, 0.9375 for 20%, 0.99902 for 50%, at
+//   least 1 - (1 - f)^10 for every f up to 0.5. About 13 checks of 109 calls.
 // - Speed may not depend on the input distribution. Beside the problem's own inputs, a few timed
 //   calls, at places drawn per run, use each robustness distribution; the reported times are the
 //   own distribution's, and the speedup audit compares the two (timing/speedup_audit.h).
+// The baselines (the eager reference, a compiled package) are trusted code: their calls are timed
+// the same way, but on one input set per distribution, drawn once and used by that distribution's
+// calls in a row, which costs one draw instead of one per call.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +40,7 @@ struct TimedCallOptions {
   timing::TimingOptions timing;  // warm-up and timed calls of the problem's own distribution
   // Robustness distributions timed beside the own one, each on `calls_per_distribution` calls.
   std::vector<std::string> distributions;
-  int calls_per_distribution = 5;
-  // The chance that a timed call is checked. 0.25 over 100 + 15 calls checks about 29 of them: a
-  // candidate that skips work on 10% of its calls is caught with probability 0.96, on 20% with
-  // 0.9987 (1 - 0.75^(0.2 x 115)); at least 1 - (1 - f)^10 for every share f up to 0.96.
-  double check_probability = 0.25;
+  int calls_per_distribution = 3;
   uint64_t seed = 0;  // this run's secret: input seeds, order and checks of the calls (0: drawn)
 };
 
@@ -54,7 +55,14 @@ struct CallPlan {
   std::vector<Call> warmup;
   std::vector<Call> timed;
 };
-CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, bool with_checks);
+// A candidate's plan: fresh inputs for every call, the distributions' calls shuffled among the own
+// ones, each timed call checked with check_probability(). A baseline's: no checks, and each
+// distribution's calls in a row (they share one input set).
+enum class Caller { candidate, baseline };
+CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller caller);
+
+// The chance that each of `timed_calls` calls is checked: 1 - 2^(-20 / timed_calls).
+double check_probability(int timed_calls);
 
 // The chance that none of `calls` timed calls of which a share `skipped` skip their work is checked.
 double miss_probability(double check_probability, int calls, double skipped);
@@ -63,6 +71,7 @@ struct TimedCalls {
   timing::Measurement own;                                  // the problem's own distribution
   std::map<std::string, timing::Statistics> distributions;  // each robustness distribution timed
   uint64_t seed = 0;
+  bool fresh_inputs = true;  // false: a baseline's, one input set per distribution
   int timed_calls = 0;
   double check_probability = 0;
   int checked = 0;
@@ -72,12 +81,12 @@ struct TimedCalls {
   // problem's own inputs only): `inconsistent`.
   Verdict verdict = Verdict::correct, upstream_verdict = Verdict::correct;
   std::string message, upstream_message;
-  double redraw_ms = 0;  // drawing inputs (untimed), summed over the calls
+  double redraw_ms = 0;  // drawing inputs (untimed), summed over the draws
   double checks_ms = 0;  // the checks: inputs drawn again, the reference, the comparison
 };
 
-// Times `call` on fresh inputs of `reference`'s problem, with no check: the eager reference (its
-// forward seeded with the call's seed) or a compiled baseline.
+// Times a baseline's `call` on `reference`'s inputs, one set per distribution, with no check: the
+// eager reference (its forward seeded with the call's seed) or a compiled package.
 TimedCalls time_calls(problems::Reference& reference, const std::function<void(const std::vector<c10::IValue>&, uint64_t seed)>& call,
                       const TimedCallOptions& options);
 

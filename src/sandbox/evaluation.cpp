@@ -16,6 +16,7 @@
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "launch/launch_op.h"
+#include "log/log.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
 #include "profile/candidate_profile.h"
@@ -685,7 +686,13 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   // Before anything else allocates: the memory held while the module was unknown may leave too
   // little for its kernels' local memory, and is returned and taken again then.
   auto t0 = Clock::now();
-  if (!run.req.ncu_target) check::hold_free_memory(check_options.keep_free_bytes);
+  if (!run.req.ncu_target && !check::hold_free_memory(check_options.keep_free_bytes)) {
+    // A warm worker's kept reference outputs pin the held memory; without them it can be returned.
+    context.reference_outputs.clear();
+    if (!check::hold_free_memory(check_options.keep_free_bytes))
+      log::warn(std::to_string(check_options.keep_free_bytes) +
+                " bytes of local memory for the kernels may not fit beside the memory held: a launch may fail for it");
+  }
   run.phases["memory_hold"] = ms_since(t0);
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
