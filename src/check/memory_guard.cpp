@@ -6,6 +6,7 @@
 
 #ifdef KBENCH_WITH_CUDA
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
@@ -181,6 +182,9 @@ void limit_gpu_memory(int device, int64_t bytes) {
 bool hold_free_memory(int64_t keep_free_bytes) {
   auto plan = plan_hold(takeable_bytes(), keep_free_bytes);
   if (plan.release) {
+    // cuBLAS keeps its workspace, made by the first matmul after the last hold, in the held
+    // segment; the allocator returns only segments with nothing alive in them.
+    at::cuda::clearCublasWorkspaces();
     allocator::emptyCache();
     plan = plan_hold(takeable_bytes(), keep_free_bytes);
     if (plan.release) return false;

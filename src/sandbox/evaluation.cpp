@@ -673,6 +673,24 @@ void reference_integrity_stage(const Run& run, const check::Fingerprints& state_
 }
 
 // Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
+// Holds free memory for the checks, leaving `local_memory` bytes to the driver for the kernels'
+// local memory (a kernel with large per-thread arrays needs GiBs, reserved at its first launch).
+// In a warm worker, tensors made since an earlier hold may sit in the held segment, which the
+// allocator returns only whole: the kept reference outputs, and the weights of a problem loaded
+// since. They are dropped, or moved off the GPU and back, only when the room is short.
+void make_room_for_local_memory(const Run& run, int64_t local_memory) {
+  if (check::hold_free_memory(local_memory)) return;
+  run.context.reference_outputs.clear();
+  if (check::hold_free_memory(local_memory)) return;
+  auto& reference = *run.context.reference;
+  reference.to(torch::kCPU);
+  check::hold_free_memory(local_memory);  // returns the held segment, now empty
+  reference.to(torch::Device(torch::kCUDA, run.req.device));
+  if (!check::hold_free_memory(local_memory))
+    log::warn(std::to_string(local_memory) +
+              " bytes of local memory for the kernels may not fit beside the memory held: a launch may fail for it");
+}
+
 void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   std::unique_ptr<launch::LoadedModule> module;
   if (!load_stage(run, compiled, module)) return;
@@ -686,13 +704,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   // Before anything else allocates: the memory held while the module was unknown may leave too
   // little for its kernels' local memory, and is returned and taken again then.
   auto t0 = Clock::now();
-  if (!run.req.ncu_target && !check::hold_free_memory(check_options.keep_free_bytes)) {
-    // A warm worker's kept reference outputs pin the held memory; without them it can be returned.
-    context.reference_outputs.clear();
-    if (!check::hold_free_memory(check_options.keep_free_bytes))
-      log::warn(std::to_string(check_options.keep_free_bytes) +
-                " bytes of local memory for the kernels may not fit beside the memory held: a launch may fail for it");
-  }
+  if (!run.req.ncu_target) make_room_for_local_memory(run, check_options.keep_free_bytes);
   run.phases["memory_hold"] = ms_since(t0);
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
