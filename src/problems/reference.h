@@ -22,9 +22,9 @@ bool version_less(const std::string& a, const std::string& b);
 // True when `problem` declares a minimum PyTorch newer than this libtorch (it cannot be loaded here).
 bool needs_newer_torch(const Problem& problem);
 
-// Input distributions the generators know (scripts/problem_source.py, _redraw): "own" is the
-// problem's; the others redraw every floating-point input (integers keep theirs) for the
-// robustness trials: signed, heavy-tailed and large, signed and small.
+// Input distributions the generators know (scripts/problem_source.py, _draw): "own" is the
+// problem's; the others draw every floating-point input from another distribution (integer draws
+// stay the problem's) for the robustness trials: signed, heavy-tailed and large, signed and small.
 inline constexpr const char* kOwnDistribution = "own";
 inline const std::vector<std::string> kRobustnessDistributions = {"normal", "logistic_x10", "uniform_pm0.1"};
 

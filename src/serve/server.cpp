@@ -128,11 +128,13 @@ struct Server::Impl {
       }
       send_error(res, 500, "internal error: " + what);
     });
-    http.set_logger([this](const Request& req, const Response& res) {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        ++responses[res.status];
-      }
+    // Counted before the response is written (the logger runs after): a client that asks for
+    // /v1/health once it has its answer finds that answer counted.
+    http.set_post_routing_handler([this](const Request&, Response& res) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++responses[res.status];
+    });
+    http.set_logger([](const Request& req, const Response& res) {
       log::debug(req.method + " " + req.path + " -> " + std::to_string(res.status));
     });
   }

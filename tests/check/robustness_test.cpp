@@ -101,11 +101,11 @@ problems::Problem scripted_problem(const std::string& name, const std::string& f
   p.name = name;
   p.sha256 = "0123456789abcdef";
   p.input_generator =
-      "def _redraw(x: Tensor, dist: str) -> Tensor:\n"
-      "    if dist == 'own':\n        return x\n"
-      "    return torch.randn_like(x) * 3.0\n"
+      "def _draw(x: Tensor, dist: str) -> Tensor:\n"
+      "    if dist == 'own':\n        return x.uniform_()\n"
+      "    return x.normal_().mul_(3.0)\n"
       "def make_inputs(device: Device, dist: str = 'own'):\n"
-      "    return (_redraw(torch.rand(256, 256, device=device), dist),)\n";
+      "    return (_draw(torch.empty(256, 256, device=device), dist),)\n";
   torch::jit::Module m(name);
   m.define("def forward(self, x: Tensor) -> Tensor:\n    " + forward_body + "\n");
   const auto archive = problems::archive_path(p, problems::libtorch_version());
