@@ -48,7 +48,7 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   plan = plan_calls(options, r.seed, caller);
   r.fresh_inputs = caller == Caller::candidate;
   r.timed_calls = static_cast<int>(plan.timed.size());
-  r.check_probability = caller == Caller::candidate ? check_probability(r.timed_calls) : 0;
+  r.check_probability = plan.check_probability;
   const int warmup = static_cast<int>(plan.warmup.size());
   const auto call_at = [&](int i) -> const CallPlan::Call& { return i < 0 ? plan.warmup[i + warmup] : plan.timed[i]; };
 
@@ -111,7 +111,8 @@ CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller calle
   for (const auto& d : options.distributions)
     order.insert(order.end(), static_cast<size_t>(std::max(0, options.calls_per_distribution)), d);
   if (caller == Caller::candidate) std::shuffle(order.begin(), order.end(), rng);
-  std::bernoulli_distribution checked(caller == Caller::candidate ? check_probability(static_cast<int>(order.size())) : 0.0);
+  plan.check_probability = caller == Caller::candidate ? check_probability(static_cast<int>(order.size())) : 0.0;
+  std::bernoulli_distribution checked(plan.check_probability);
   for (auto& d : order) {
     const uint64_t call_seed = rng();
     plan.timed.push_back({call_seed, std::move(d), checked(rng)});

@@ -54,6 +54,7 @@ struct CallPlan {
   };
   std::vector<Call> warmup;
   std::vector<Call> timed;
+  double check_probability = 0;  // each timed call's chance of being checked
 };
 // A candidate's plan: fresh inputs for every call, the distributions' calls shuffled among the own
 // ones, each timed call checked with check_probability(). A baseline's: no checks, and each

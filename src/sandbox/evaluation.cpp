@@ -672,7 +672,6 @@ void reference_integrity_stage(const Run& run, const check::Fingerprints& state_
   context.reference_outputs.clear();
 }
 
-// Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
 // Holds free memory for the checks, leaving `local_memory` bytes to the driver for the kernels'
 // local memory (a kernel with large per-thread arrays needs GiBs, reserved at its first launch).
 // In a warm worker, tensors made since an earlier hold may sit in the held segment, which the
@@ -691,6 +690,7 @@ void make_room_for_local_memory(const Run& run, int64_t local_memory) {
               " bytes of local memory for the kernels may not fit beside the memory held: a launch may fail for it");
 }
 
+// Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
 void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   std::unique_ptr<launch::LoadedModule> module;
   if (!load_stage(run, compiled, module)) return;
