@@ -1,20 +1,16 @@
 #!/usr/bin/env bash
 # The 200-submission mix of the throughput benchmarks (throughput-bench.sh through kbench batch,
-# serve-bench.sh through kbench serve): the reference kernels (correct), the submission and
-# adversarial fixtures (incorrect, non-compiling, hostile but quick), each copied as several
-# distinct samples, written as level_<L>_problem_<P>_sample_<N>_kernel.cu into DIR.
+# serve-bench.sh through kbench serve): the sources in scripts/throughput-mix.list (reference
+# kernels, correct; submission and adversarial fixtures, incorrect, non-compiling, hostile but
+# quick), each copied as several distinct samples, written as level_<L>_problem_<P>_sample_<N>_kernel.cu
+# into DIR. The list is fixed so that a new fixture does not change what an earlier figure measured.
 # Usage: scripts/throughput-mix.sh DIR [count, default 200]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=$1
 COUNT=${2:-200}
 mkdir -p "$DIR"
-sources=()
-for f in level1/*.cu level2/*.cu level3/*.cu; do sources+=("$f"); done
-for f in tests/submissions/l1_19_*.cu; do [[ $f == *endless_loop* ]] || sources+=("$f"); done
-for f in tests/adversarial/*.cu; do
-  case $f in *sleeps*|*endless*|*flood*) ;; *) sources+=("$f") ;; esac
-done
+mapfile -t sources < <(grep -v '^#' scripts/throughput-mix.list)
 # Problem of a fixture: its header comment names it ("Level 1 problem 21 ..."); a reference kernel's
 # path does (levelL/P_Name.cu).
 n=0

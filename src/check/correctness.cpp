@@ -136,7 +136,11 @@ struct TrialRunner {
   c10::IValue run_candidate(const std::vector<c10::IValue>& inputs, TrialResult& t, TrialPhases& phases,
                             std::vector<ObservedResult>& observed, std::map<std::string, int64_t>& ops_ran) {
     PhaseTimer timer(phases.candidate_ms);
-    FreeMemoryGuard guard(options.keep_free_bytes, t.trial == 0 ? Poison::all_free : Poison::guard_zones);
+    std::optional<FreeMemoryGuard> guard;
+    {
+      PhaseTimer guarding(phases.guard_ms);
+      guard.emplace(t.trial == 0 ? Poison::all_free : Poison::guard_zones);
+    }
     std::optional<TorchOpObserver> observer(std::in_place, result.output_specs);
     launch::reset_launch_count();
     c10::IValue out;
@@ -144,7 +148,8 @@ struct TrialRunner {
       torch::manual_seed(t.inputs.seed);
       out = host.forward(inputs, params);
       synchronize_device();
-      const auto stray = guard.stray_writes();
+      PhaseTimer guarding(phases.guard_ms);
+      const auto stray = guard->stray_writes();
       if (!stray.empty()) {
         t.verdict = Verdict::runtime_error;
         t.message = stray;
@@ -342,7 +347,7 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   const auto made = reference.make_inputs(inputs.seed, inputs.distribution);
   c10::IValue out;
   {
-    FreeMemoryGuard guard(options.keep_free_bytes);  // what the kernels would have written stays poison
+    FreeMemoryGuard guard;  // what the kernels would have written stays poison
     launch::set_skip_launches(true);
     try {
       torch::manual_seed(inputs.seed);
@@ -368,8 +373,8 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
 }
 
 nlohmann::json to_json(const TrialPhases& p) {
-  return {{"inputs", p.inputs_ms}, {"candidate", p.candidate_ms}, {"checks", p.checks_ms},
-          {"reference", p.reference_ms}, {"compare", p.compare_ms}};
+  return {{"inputs", p.inputs_ms},       {"candidate", p.candidate_ms}, {"guard", p.guard_ms},
+          {"checks", p.checks_ms},       {"reference", p.reference_ms}, {"compare", p.compare_ms}};
 }
 
 nlohmann::json to_json(const CorrectnessPhases& p) { return {{"own", to_json(p.own)}, {"robustness", to_json(p.robustness)}}; }

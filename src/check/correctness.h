@@ -33,7 +33,6 @@ struct CheckOptions {
   // precompute answers for inputs it cannot predict. The record keeps it for reproduction.
   uint64_t robust_seed = 0;
   Tolerance tolerance;
-  int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
   // --torch-ops forbid: a value-computing PyTorch op in forward is no_custom_kernel (KernelBench
   // leaves the question open; its static checker makes it a setting, and so does kbench).
   bool forbid_torch_ops = false;
@@ -62,12 +61,13 @@ struct TrialResult {
   int64_t launches = 0;
 };
 
-// Where trials spent their time, summed over trials (ms). `candidate` includes poisoning free
-// memory and the out-of-bounds check (trials on the problem's own inputs only) and the digests of
-// PyTorch ops' results; `checks` the input, parameter and output-ownership checks.
+// Where trials spent their time, summed over trials (ms). `candidate` includes the memory guard
+// (`guard`: poisoning and the out-of-bounds check) and the digests of PyTorch ops' results;
+// `checks` the input, parameter and output-ownership checks.
 struct TrialPhases {
   double inputs_ms = 0;
   double candidate_ms = 0;
+  double guard_ms = 0;
   double checks_ms = 0;
   double reference_ms = 0;
   double compare_ms = 0;
@@ -114,7 +114,7 @@ bool is_integrity_failure(Verdict v);
 // output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
 // inputs run until KernelBench's rule fails; the robustness trials run only while kbench's rule
 // holds. Every trial runs under a memory guard (check/memory_guard.h): the first one poisons all
-// free memory and checks it for stray writes, the others poison what the candidate allocates and
+// free memory of the allocator's segments and checks it for stray writes, the others poison what the candidate allocates and
 // check the guard zones after it. Every trial watches the PyTorch ops the host program calls
 // (check/torch_op_observer.h): which compute values (forbidden under --torch-ops forbid) and, from
 // the second trial on, whether an output is one of their results handed through a kernel
