@@ -48,7 +48,7 @@ for line in (out / "phases-wall.txt").read_text().splitlines():
 # One row per run, two lines: where the wall time went, then the GPU's preparation (a thread beside
 # the NVRTC compile: only 'wait' adds to the wall) and the GPU's own work.
 print(f"{'submission':40s} {'cache':5s} {'wall':>6s} {'start':>6s} {'other':>5s} {'load':>5s} {'env':>4s} "
-      f"{'nvrtc':>7s} {'host':>5s} {'wait':>6s} {'local':>5s} {'params':>6s} {'check':>6s} {'timing':>6s} {'prof':>5s} {'non-GPU':>7s}  verdict")
+      f"{'nvrtc':>7s} {'host':>5s} {'wait':>6s} {'hold2':>5s} {'params':>6s} {'check':>6s} {'timing':>6s} {'prof':>5s} {'non-GPU':>7s}  verdict")
 rows = []
 for (f, cache), wall in walls.items():
     level, problem = f.split("/")[0][-1], f.split("/")[1].split("_")[0]
@@ -61,24 +61,23 @@ for (f, cache), wall in walls.items():
     gpu_work = p.get("correctness", 0) + p.get("timing", 0)
     print(f"{f:40s} {cache:5s} {wall:6.0f} {start:6.0f} {other:5.0f} {p.get('problem_load', 0):5.0f} "
           f"{p.get('environment', 0):4.0f} {p.get('nvrtc', 0):7.1f} {p.get('host_compile', 0):5.1f} {p.get('gpu_wait', 0):6.1f} "
-          f"{p.get('local_memory', 0):5.1f} {p.get('params', 0):6.1f} {p.get('correctness', 0):6.0f} {p.get('timing', 0):6.0f} "
+          f"{p.get('memory_hold', 0):5.1f} {p.get('params', 0):6.1f} {p.get('correctness', 0):6.0f} {p.get('timing', 0):6.0f} "
           f"{p.get('profile', 0):5.0f} {wall - gpu_work:7.0f}  {r.get('verdict')}")
     rows.append((f, cache, lines := len(pathlib.Path(f).read_text().splitlines()), p))
 print("start: process start to the worker's request (libtorch loads before main; 10 ms ticks); the worker's end, which")
-print("releases its context and its memory, goes on after kbench exits; local: room made for the kernels' local memory;")
+print("releases its context and held memory, goes on after kbench exits;")
 print("non-GPU: wall minus correctness and timing. GPU preparation, beside NVRTC (ms):")
-print(f"{'submission':40s} {'cache':5s} {'lines':>5s} {'context':>7s} {'ref read':>8s} {'read wait':>9s} {'to GPU':>7s} {'return':>6s} "
+print(f"{'submission':40s} {'cache':5s} {'lines':>5s} {'context':>7s} {'ref read':>8s} {'read wait':>9s} {'to GPU':>7s} {'hold':>6s} "
       f"{'inputs':>7s} {'cand.':>7s} {'guard':>7s} {'checks':>7s} {'ref':>7s} {'compare':>7s}")
 for f, cache, lines, p in rows:
     gpu = p.get("gpu_prepare", {})
     split = {k: sum(part.get(k, 0) for part in p.get("correctness_split", {}).values())
              for k in ("inputs", "candidate", "guard", "checks", "reference", "compare")}
     print(f"{f:40s} {cache:5s} {lines:5d} {gpu.get('cuda_context', 0):7.1f} {gpu.get('reference_read', 0):8.1f} "
-          f"{gpu.get('reference_read_wait', 0):9.1f} {gpu.get('reference_to_gpu', 0):7.1f} {gpu.get('memory_return', 0):6.1f} "
+          f"{gpu.get('reference_read_wait', 0):9.1f} {gpu.get('reference_to_gpu', 0):7.1f} {gpu.get('memory_hold', 0):6.1f} "
           f"{split.get('inputs', 0):7.1f} {split.get('candidate', 0):7.1f} {split.get('guard', 0):7.1f} {split.get('checks', 0):7.1f} "
           f"{split.get('reference', 0):7.1f} {split.get('compare', 0):7.1f}")
-print("(correctness columns are sums over all trials; 'cand.' includes 'guard', poisoning free memory and the out-of-bounds")
-print(" check; 'return': the last problem's cached GPU memory given back to the driver;")
+print("(correctness columns are sums over all trials; 'cand.' includes 'guard': poisoning free memory and the out-of-bounds check;")
 print(" 'ref read' is the archive read on the CPU from the request's start, beside the device query and CUDA's start-up)")
 profiled = [(f, p) for f, cache, lines, p in rows if cache == "profile"]
 for f, p in profiled:

@@ -12,7 +12,6 @@
 # ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch)
 # phases      scripts/eval-phases.sh
-# guard       the memory guard's and the GPU memory cap's GPU tests (the test binary directly)
 # adversarial the adversarial table alone (tests/adversarial/expected.json), exporting only its problems
 # protocol    three reference kernels evaluated, with where their checks and timed calls spend time
 # redraws     scripts/redraw-bench.py: a timed call's input draw against the bandwidth floor
@@ -108,9 +107,6 @@ for step in "$@"; do
   phases)
     timed phases scripts/eval-phases.sh build-gpu "$LOGS"
     tail -12 "$LOGS/phases.log" ;;
-  guard)
-    timed guard build-gpu/tests/kbench_tests "a stray write into a segment mapped during a guard is found,the GPU memory limit caps the caching allocator"
-    grep -E "passed|failed|FAILED|with expansion" -A3 "$LOGS/guard.log" | head -30 ;;
   adversarial)
     read -ra problems < <(python3 -c 'import json; d = json.load(open("tests/adversarial/expected.json"))
 print(" ".join(sorted({"%d:%d" % (e["level"], e["problem"]) for e in d["submissions"]})))')

@@ -64,6 +64,10 @@ timed = [r["timing"] for r in records if "eager" in r.get("timing", {})]
 print(f"eager baseline reused in {sum(1 for t in timed if t.get('eager_reused'))} of {len(timed)} timed records; "
       f"reference outputs reused {sum(r.get('reference_outputs', {}).get('reused', 0) for r in records)}, "
       f"computed {sum(r.get('reference_outputs', {}).get('computed', 0) for r in records)}")
+holds = sorted(r["phases_ms"]["memory_hold"] for r in records if "memory_hold" in r.get("phases_ms", {}))
+if holds:
+    print(f"memory hold before the checks (ms): median {holds[len(holds) // 2]:.1f}, max {holds[-1]:.1f}, "
+          f"over 100 ms in {sum(1 for h in holds if h > 100)} of {len(holds)}")
 guards = sorted(r["phases_ms"]["correctness_split"]["own"].get("guard", 0) for r in records
                 if "correctness_split" in r.get("phases_ms", {}))
 if guards:

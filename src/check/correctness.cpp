@@ -139,7 +139,7 @@ struct TrialRunner {
     std::optional<FreeMemoryGuard> guard;
     {
       PhaseTimer guarding(phases.guard_ms);
-      guard.emplace(t.trial == 0 ? Poison::all_free : Poison::guard_zones);
+      guard.emplace(options.keep_free_bytes, t.trial == 0 ? Poison::all_free : Poison::guard_zones);
     }
     std::optional<TorchOpObserver> observer(std::in_place, result.output_specs);
     launch::reset_launch_count();
@@ -347,7 +347,7 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   const auto made = reference.make_inputs(inputs.seed, inputs.distribution);
   c10::IValue out;
   {
-    FreeMemoryGuard guard;  // what the kernels would have written stays poison
+    FreeMemoryGuard guard(options.keep_free_bytes);  // what the kernels would have written stays poison
     launch::set_skip_launches(true);
     try {
       torch::manual_seed(inputs.seed);

@@ -33,6 +33,7 @@ struct CheckOptions {
   // precompute answers for inputs it cannot predict. The record keeps it for reproduction.
   uint64_t robust_seed = 0;
   Tolerance tolerance;
+  int64_t keep_free_bytes = 0;  // device memory left unpoisoned for the kernels' local memory
   // --torch-ops forbid: a value-computing PyTorch op in forward is no_custom_kernel (KernelBench
   // leaves the question open; its static checker makes it a setting, and so does kbench).
   bool forbid_torch_ops = false;
@@ -114,7 +115,7 @@ bool is_integrity_failure(Verdict v);
 // output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
 // inputs run until KernelBench's rule fails; the robustness trials run only while kbench's rule
 // holds. Every trial runs under a memory guard (check/memory_guard.h): the first one poisons all
-// free memory of the allocator's segments and checks it for stray writes, the others poison what the candidate allocates and
+// free memory and checks it for stray writes, the others poison what the candidate allocates and
 // check the guard zones after it. Every trial watches the PyTorch ops the host program calls
 // (check/torch_op_observer.h): which compute values (forbidden under --torch-ops forbid) and, from
 // the second trial on, whether an output is one of their results handed through a kernel

@@ -42,16 +42,18 @@ std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, 
   return unallocated_parts(parts, live);
 }
 
-std::vector<ByteRange> regions_to_check(std::vector<ByteRange> poisoned, const std::vector<ByteRange>& mapped,
-                                        const std::vector<ByteRange>& allocated) {
-  poisoned.insert(poisoned.end(), mapped.begin(), mapped.end());
-  std::sort(poisoned.begin(), poisoned.end());
-  std::vector<ByteRange> joined;
-  for (const auto& r : poisoned) {
-    if (!joined.empty() && r.first <= joined.back().second) joined.back().second = std::max(joined.back().second, r.second);
-    else joined.push_back(r);
-  }
-  return unallocated_parts(joined, allocated);
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes) {
+  // Taking leaves 1 GiB besides `keep_free_bytes` to the driver: new small-allocation segments,
+  // library workspaces. Giving back is needed only once the kernels' local memory
+  // (`keep_free_bytes`) would no longer fit beside a 256 MiB reserve: the margin left by an earlier
+  // hold usually covers a later one's `keep_free_bytes`, and returning tens of GiB to take them
+  // again costs hundreds of milliseconds.
+  constexpr int64_t kMargin = int64_t{1} << 30, kReserve = int64_t{256} << 20, kWorthTaking = int64_t{64} << 20;
+  HoldPlan plan;
+  plan.release = free_bytes < keep_free_bytes + kReserve;
+  const int64_t take = free_bytes - kMargin - keep_free_bytes;
+  if (!plan.release && take >= kWorthTaking) plan.take = take;
+  return plan;
 }
 
 #ifdef KBENCH_WITH_CUDA
@@ -62,11 +64,9 @@ namespace allocator = c10::cuda::CUDACachingAllocator;
 // The caching allocator reports every allocation to attached trackers; one tracker per process,
 // attached on first use, works while a guard is active: it fills each block as it is handed out
 // (on the allocation's stream, so before anything uses it) and the block's guard zone, and records
-// both. A segment mapped meanwhile is filled whole first (the allocator reports it before the block
-// carved from it) and recorded for the check. It records the segments returned to the driver too:
-// when an allocation finds the GPU full, the allocator releases its free segments (a poisoned one
-// among them) and the driver may hand that memory to others (cuBLAS, local memory), whose writes
-// there are not the candidate's.
+// both. It records the segments returned to the driver too: when an allocation finds the GPU full,
+// the allocator releases its free segments (a poisoned one among them) and the driver may hand that
+// memory to others (cuBLAS, local memory), whose writes there are not the candidate's.
 struct AllocationLog {
   std::mutex mutex;
   bool recording = false;
@@ -74,7 +74,6 @@ struct AllocationLog {
   std::map<uintptr_t, uintptr_t> live;   // allocated while recording and not yet freed: begin -> end
   std::vector<ByteRange> free_at_start;  // guard zones: memory that was free when the guard began
   std::vector<ByteRange> zones;          // guard zones poisoned so far
-  std::vector<ByteRange> mapped;         // segments mapped while recording, poisoned whole
   bool zoned = false;
 };
 
@@ -87,9 +86,7 @@ AllocationLog& allocation_log() {
     auto* l = new AllocationLog;  // lives as long as the allocator that calls into it
     allocator::attachAllocatorTraceTracker([l](const allocator::TraceEntry& e) {
       using Action = allocator::TraceEntry::Action;
-      if (e.action_ != Action::ALLOC && e.action_ != Action::SEGMENT_ALLOC && e.action_ != Action::SEGMENT_FREE &&
-          e.action_ != Action::FREE_COMPLETED)
-        return;
+      if (e.action_ != Action::ALLOC && e.action_ != Action::SEGMENT_FREE && e.action_ != Action::FREE_COMPLETED) return;
       std::lock_guard<std::mutex> lock(l->mutex);
       if (!l->recording) return;
       if (e.action_ == Action::FREE_COMPLETED) {
@@ -99,11 +96,6 @@ AllocationLog& allocation_log() {
       constexpr uintptr_t kRound = 512;  // the allocator's granularity: a block's tail belongs to it
       const ByteRange range{static_cast<uintptr_t>(e.addr_),
                             static_cast<uintptr_t>(e.addr_) + (static_cast<uintptr_t>(e.size_) + kRound - 1) / kRound * kRound};
-      if (e.action_ == Action::SEGMENT_ALLOC) {
-        poison(range, static_cast<cudaStream_t>(e.stream_));
-        l->mapped.push_back(range);
-        return;
-      }
       l->ranges.push_back(range);
       if (e.action_ != Action::ALLOC) return;
       poison(range, static_cast<cudaStream_t>(e.stream_));
@@ -138,6 +130,17 @@ std::vector<ByteRange> free_blocks() {
   return out;
 }
 
+// Sorted, overlapping ranges joined.
+std::vector<ByteRange> merged(std::vector<ByteRange> ranges) {
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<ByteRange> out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.first <= out.back().second) out.back().second = std::max(out.back().second, r.second);
+    else out.push_back(r);
+  }
+  return out;
+}
+
 at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
   const auto element = static_cast<uintptr_t>(c10::elementSize(type));
   return at::from_blob(reinterpret_cast<void*>(begin), {static_cast<int64_t>((end - begin) / element)},
@@ -151,6 +154,15 @@ int64_t reserved_bytes() {
   cudaGetDevice(&device);
   // Index 0 is StatType::AGGREGATE (all pools), whose namespace differs between libtorch versions.
   return allocator::getDeviceStats(device).reserved_bytes[0].current;
+}
+
+// What the allocator could still take: the driver's free memory, and under a limit what is left of it.
+int64_t takeable_bytes() {
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return 0;
+  auto takeable = static_cast<int64_t>(free_bytes);
+  if (g_memory_limit > 0) takeable = std::min(takeable, g_memory_limit - reserved_bytes());
+  return takeable;
 }
 
 }  // namespace
@@ -167,20 +179,24 @@ void limit_gpu_memory(int device, int64_t bytes) {
   g_memory_limit = bytes;
 }
 
-void return_cached_memory() {
-  at::cuda::clearCublasWorkspaces();
-  allocator::emptyCache();
+bool hold_free_memory(int64_t keep_free_bytes) {
+  auto plan = plan_hold(takeable_bytes(), keep_free_bytes);
+  if (plan.release) {
+    // cuBLAS keeps its workspace, made by the first matmul after the last hold, in the held
+    // segment; the allocator returns only segments with nothing alive in them.
+    at::cuda::clearCublasWorkspaces();
+    allocator::emptyCache();
+    plan = plan_hold(takeable_bytes(), keep_free_bytes);
+    if (plan.release) return false;
+  }
+  // Allocated and freed at once: it stays in the allocator's cache as one free block.
+  if (plan.take > 0) at::empty({plan.take}, at::dtype(at::kByte).device(at::kCUDA));
+  return true;
 }
 
-bool local_memory_fits(int64_t bytes) {
-  constexpr int64_t kReserve = int64_t{256} << 20;
-  size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return true;
-  return static_cast<int64_t>(free_bytes) >= bytes + kReserve;
-}
-
-FreeMemoryGuard::FreeMemoryGuard(Poison extent) : extent_(extent) {
+FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent) : extent_(extent) {
   auto& log = allocation_log();
+  hold_free_memory(keep_free_bytes);
   auto free_now = free_blocks();
   if (extent == Poison::all_free)
     for (const auto& [begin, end] : free_now) device_bytes(begin, end, at::kByte).fill_(0xFF);
@@ -188,7 +204,6 @@ FreeMemoryGuard::FreeMemoryGuard(Poison extent) : extent_(extent) {
   log.ranges.clear();
   log.live.clear();
   log.zones.clear();
-  log.mapped.clear();
   log.zoned = extent == Poison::guard_zones;
   if (extent == Poison::all_free) poisoned_ = std::move(free_now);
   else log.free_at_start = std::move(free_now);
@@ -202,7 +217,6 @@ FreeMemoryGuard::~FreeMemoryGuard() {
   log.ranges.clear();
   log.live.clear();
   log.zones.clear();
-  log.mapped.clear();
   log.free_at_start.clear();
 }
 
@@ -217,15 +231,14 @@ std::string FreeMemoryGuard::stray_writes() {
   const auto note = [&](bool intact, const ByteRange& r) {
     if (!intact && bad_regions++ == 0) first_bad = std::to_string(r.second - r.first);
   };
-  // What was poisoned: all free memory, or the guard zones; and the segments mapped meanwhile. The
-  // reductions below allocate: their blocks are still recorded (and left out of what is checked),
-  // but get no guard zone of their own.
-  std::vector<ByteRange> poisoned, mapped;
+  // What was poisoned: all free memory, or the guard zones (sorted and merged, as zones of
+  // neighbouring blocks may overlap). The reductions below allocate: their blocks are still recorded
+  // (and left out of what is checked), but get no guard zone of their own.
+  std::vector<ByteRange> poisoned = poisoned_;
   {
     std::lock_guard<std::mutex> lock(log.mutex);
     log.zoned = false;
-    poisoned = extent_ == Poison::guard_zones ? log.zones : poisoned_;
-    mapped = log.mapped;
+    if (extent_ == Poison::guard_zones) poisoned = merged(log.zones);
   }
   // Small regions first, copied to the host before anything here allocates on the device: the
   // reductions below take their temporaries from the small-allocation pool, perhaps from one of
@@ -233,7 +246,7 @@ std::string FreeMemoryGuard::stray_writes() {
   constexpr uintptr_t kOnHost = uintptr_t{2} << 20;
   std::vector<ByteRange> large;
   std::vector<uint8_t> bytes;
-  for (const auto& r : regions_to_check(poisoned, mapped, recorded())) {
+  for (const auto& r : unallocated_parts(poisoned, recorded())) {
     if (r.second - r.first > kOnHost) {
       large.push_back(r);
       continue;
@@ -260,9 +273,8 @@ std::string FreeMemoryGuard::stray_writes() {
 #else
 
 void limit_gpu_memory(int, int64_t) {}
-void return_cached_memory() {}
-bool local_memory_fits(int64_t) { return true; }
-FreeMemoryGuard::FreeMemoryGuard(Poison extent) : extent_(extent) {}
+bool hold_free_memory(int64_t) { return true; }
+FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent) : extent_(extent) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }
 

@@ -2,20 +2,18 @@
 // is filled with 0xFF as it is handed out (a NaN in float32), so an output it never writes cannot
 // pass by inheriting an earlier answer, the reference's included. Out-of-bounds writes are found by
 // poisoning memory around its buffers and checking, after it ran, that what it had not allocated is
-// still 0xFF. What a kernel can reach is the memory this process has mapped: the segments PyTorch's
-// caching allocator holds (GPU memory the driver has not mapped here faults when touched: an illegal
-// address, not a silent read or write). Two extents:
-// - all free memory: every free byte of the allocator's segments is poisoned before the run and
-//   checked after it. The first trial of an evaluation runs so: a stray write anywhere in them is
-//   found, and whatever earlier evaluations left there (a reference's output for the same seed, in a
-//   batch) is wiped before this candidate runs.
+// still 0xFF. Two extents:
+// - all free memory: every free byte the caching allocator holds is poisoned before the run and
+//   checked after it (tens of milliseconds on an 80 GB GPU). The first trial of an evaluation runs
+//   so: a stray write anywhere is found, and whatever earlier evaluations left in free memory (a
+//   reference's output for the same seed, in a batch) is wiped before this candidate runs.
 // - guard zones: the 2 MiB after each block the candidate allocates (what of it was free) is
 //   poisoned as the block is handed out and checked after the run: the writes past the end of a
 //   buffer that indexing bugs make. Later trials run so, at a cost of what they allocate.
-// A segment the allocator maps while a guard is on (the driver may hand back memory this process
-// used before) is poisoned whole as it is mapped and checked whole, with either extent.
-// The cost follows the memory the problem's evaluations use, not the GPU's size: the allocator keeps
-// what it freed for reuse, and a worker that changes problems gives the last problem's back.
+//
+// The allocator is first made to hold nearly all of the GPU's free memory, once per process: the
+// memory stays in its cache between guards, so later guards only refill the free blocks (tens of
+// milliseconds) instead of returning and re-allocating tens of GiB (hundreds).
 #pragma once
 
 #include <cstdint>
@@ -27,27 +25,30 @@ namespace kbench::check {
 
 // --gpu-memory: the caching allocator of this process may hold at most `bytes` of GPU `device` (0:
 // all of it), as if the GPU had that much memory; an allocation past it fails as on a GPU that
-// small. Memory held beyond a new, lower limit is given back first. Makes `device` the current one.
+// small. Memory held beyond a new, lower limit is given back first. hold_free_memory keeps within
+// it. Makes `device` the current one.
 void limit_gpu_memory(int device, int64_t bytes);
 
-// Gives the memory the caching allocator keeps for reuse back to the driver (and cuBLAS's workspace,
-// which pins the segment it lies in): before a new problem, whose first trial would otherwise
-// poison and check what the last one used; and when a kernel's local memory, which the driver
-// reserves at its first launch, would not fit beside it. No-op without a GPU.
-void return_cached_memory();
+// Makes the caching allocator hold all free device memory but a margin of 1 GiB and
+// `keep_free_bytes`: what a FreeMemoryGuard poisons. Memory freed since the last call is taken in;
+// only when the driver has less than `keep_free_bytes` and a little room left is the cached memory
+// returned and taken again (hundreds of milliseconds for tens of GiB). Returns false when even
+// then `keep_free_bytes` are not free: tensors still alive (a warm worker's kept reference outputs)
+// sit in the segment the memory is held in, which the allocator can only return whole.
+bool hold_free_memory(int64_t keep_free_bytes = 0);
 
-// Whether the driver has `bytes` free for the kernels' local memory, beside a 256 MiB reserve.
-bool local_memory_fits(int64_t bytes);
+// What hold_free_memory does when the driver reports `free_bytes` free: return the allocator's
+// cached memory first or not, then take `take` more bytes (0: not worth it).
+struct HoldPlan {
+  bool release = false;
+  int64_t take = 0;
+};
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes);
 
 using ByteRange = std::pair<uintptr_t, uintptr_t>;  // [begin, end)
 
 // The parts of `regions` (sorted, disjoint) that no range of `allocated` covers: what is left to check.
 std::vector<ByteRange> unallocated_parts(const std::vector<ByteRange>& regions, std::vector<ByteRange> allocated);
-
-// What a guard checks after the run: the poisoned regions (free blocks or guard zones, which may
-// overlap) and the segments mapped while it was on, joined, less what was allocated meanwhile.
-std::vector<ByteRange> regions_to_check(std::vector<ByteRange> poisoned, const std::vector<ByteRange>& mapped,
-                                        const std::vector<ByteRange>& allocated);
 
 // The guard zone of an allocation: the `bytes` after its end, as far as they lie in `free_at_start`
 // (sorted, disjoint: memory no live tensor owned when the guard began) and outside `live` (the
@@ -67,8 +68,9 @@ enum class Poison {
 class FreeMemoryGuard {
  public:
   // Poisons (see Poison) and starts recording allocations, filling each as it is handed out.
-  // No-op without a GPU.
-  explicit FreeMemoryGuard(Poison extent = Poison::all_free);
+  // `keep_free_bytes` is memory left to the driver (local memory for the candidate's kernels)
+  // besides a fixed margin. No-op without a GPU.
+  explicit FreeMemoryGuard(int64_t keep_free_bytes = 0, Poison extent = Poison::all_free);
   ~FreeMemoryGuard();
   FreeMemoryGuard(const FreeMemoryGuard&) = delete;
   FreeMemoryGuard& operator=(const FreeMemoryGuard&) = delete;

@@ -74,11 +74,10 @@ struct Verdicts {
 };
 
 #ifdef KBENCH_WITH_CUDA
-// The GPU's own start-up, which needs no compiled submission: the CUDA context, and the reference's
+// The GPU's own start-up, which needs no compiled submission: the CUDA context, the reference's
 // weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
-// is done. The reference stays in `context` across evaluations of one problem; `loading` is empty
-// when it is there already. A new problem starts with the memory the last one used given back, so
-// that the first trial's guard poisons and checks only what this one uses. Returns the
+// is done, and the free memory held for poisoning. The reference stays in `context` across
+// evaluations of one problem; `loading` is empty when it is there already. Returns the
 // milliseconds of each part.
 nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& problem, EvalContext& context,
                            std::future<std::shared_ptr<problems::Reference>>& loading) {
@@ -93,9 +92,6 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     context.reference_outputs.clear();
     context.reference_key.clear();
     t0 = Clock::now();
-    check::return_cached_memory();
-    phases["memory_return"] = ms_since(t0);
-    t0 = Clock::now();
     auto reference = loading.get();
     phases["reference_read_wait"] = ms_since(t0);
     t0 = Clock::now();
@@ -105,6 +101,9 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     context.reference = std::move(reference);
     context.reference_key = problem.key();
   }
+  t0 = Clock::now();
+  if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
+  phases["memory_hold"] = ms_since(t0);
   return phases;
 }
 
@@ -224,8 +223,8 @@ struct Run {
 };
 
 // The GPU's start-up beside the compile: the reference's archive read on the CPU while CUDA starts
-// (begun before the device query), then the context and the weights moved on a second thread while
-// NVRTC runs. join() waits for it: before the host program compiles, so that one
+// (begun before the device query), then the context, the weights moved and the memory held on a
+// second thread while NVRTC runs. join() waits for it: before the host program compiles, so that one
 // thread at a time compiles TorchScript.
 class GpuStartup {
  public:
@@ -673,15 +672,22 @@ void reference_integrity_stage(const Run& run, const check::Fingerprints& state_
   context.reference_outputs.clear();
 }
 
-// A kernel with large per-thread arrays needs GiBs of local memory, which the driver reserves at its
-// first launch beside what the caching allocator keeps for reuse: the cache is given back when it
-// would not fit otherwise.
-void make_room_for_local_memory(int64_t local_memory) {
-  if (check::local_memory_fits(local_memory)) return;
-  check::return_cached_memory();
-  if (!check::local_memory_fits(local_memory))
-    log::warn(std::to_string(local_memory) + " bytes of local memory for the kernels may not fit in the GPU's free memory: "
-              "a launch may fail for it");
+// Holds free memory for the checks, leaving `local_memory` bytes to the driver for the kernels'
+// local memory (a kernel with large per-thread arrays needs GiBs, reserved at its first launch).
+// In a warm worker, tensors made since an earlier hold may sit in the held segment, which the
+// allocator returns only whole: the kept reference outputs, and the weights of a problem loaded
+// since. They are dropped, or moved off the GPU and back, only when the room is short.
+void make_room_for_local_memory(const Run& run, int64_t local_memory) {
+  if (check::hold_free_memory(local_memory)) return;
+  run.context.reference_outputs.clear();
+  if (check::hold_free_memory(local_memory)) return;
+  auto& reference = *run.context.reference;
+  reference.to(torch::kCPU);
+  check::hold_free_memory(local_memory);  // returns the held segment, now empty
+  reference.to(torch::Device(torch::kCUDA, run.req.device));
+  if (!check::hold_free_memory(local_memory))
+    log::warn(std::to_string(local_memory) +
+              " bytes of local memory for the kernels may not fit beside the memory held: a launch may fail for it");
 }
 
 // Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
@@ -694,9 +700,12 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   auto& context = run.context;
 
   auto check_options = run.req.check;
+  check_options.keep_free_bytes = module ? module->local_memory_reserve(run.gpu) : 0;
+  // Before anything else allocates: the memory held while the module was unknown may leave too
+  // little for its kernels' local memory, and is returned and taken again then.
   auto t0 = Clock::now();
-  if (module) make_room_for_local_memory(module->local_memory_reserve(run.gpu));
-  run.phases["local_memory"] = ms_since(t0);
+  if (!run.req.ncu_target) make_room_for_local_memory(run, check_options.keep_free_bytes);
+  run.phases["memory_hold"] = ms_since(t0);
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
   if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();

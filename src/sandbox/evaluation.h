@@ -51,7 +51,7 @@ struct EvalRequest {
   // one forward for ncu to profile; no checks, no timing, verdict not_checked.
   bool ncu_target = false;
   // --gpu-memory: the evaluation behaves as on a GPU with this many GiB (0: the whole GPU). The
-  // worker's caching allocator is capped there, and with it the memory its guards poison;
+  // worker's caching allocator is capped there, and the free memory it holds for poisoning with it;
   // a problem measured to need more (problems/footprint.json) is refused before anything runs.
   double gpu_memory_gib = 0;
 

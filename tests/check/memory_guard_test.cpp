@@ -1,15 +1,7 @@
-// What the out-of-bounds check reads after a candidate ran: the poisoned free blocks (or guard zones)
-// and the segments mapped meanwhile, less every range the candidate allocated (overlapping, repeated
-// and straddling ranges included). On the GPU: a stray write into a segment the allocator maps
-// while a guard is on is found; the adversarial tests cover the rest on the GPU.
+// What the out-of-bounds check reads after a candidate ran: the poisoned free blocks less every
+// range the candidate allocated (overlapping, repeated and straddling ranges included). The GPU
+// side (poisoning, detection of stray writes) is covered by the adversarial tests on the GPU.
 #include "check/memory_guard.h"
-#include "fixtures.h"
-
-#ifdef KBENCH_WITH_CUDA
-#include <ATen/ATen.h>
-#include <cuda_runtime_api.h>
-#endif
-
 #include "catch.h"
 
 using kbench::check::ByteRange;
@@ -28,18 +20,24 @@ TEST_CASE("the unallocated parts of poisoned blocks are what the allocations lea
   CHECK(unallocated_parts({{100, 200}}, {{150, 200}, {90, 150}}).empty());
 }
 
-TEST_CASE("a guard checks the poisoned regions and the segments mapped meanwhile, less what was allocated", "[check]") {
-  using kbench::check::regions_to_check;
-  // Guard zones that overlap each other and a segment mapped during the run; a second segment apart.
-  const std::vector<ByteRange> zones = {{100, 300}, {250, 400}, {900, 1000}};
-  const std::vector<ByteRange> mapped = {{350, 600}, {2000, 3000}};
-  // The candidate's blocks: one inside the first segment, one at the start of the second.
-  const auto parts = regions_to_check(zones, mapped, {{400, 450}, {2000, 2500}});
-  CHECK(parts == std::vector<ByteRange>{{100, 400}, {450, 600}, {900, 1000}, {2500, 3000}});
-  // Nothing mapped: the poisoned regions alone, joined.
-  CHECK(regions_to_check({{10, 20}, {15, 30}}, {}, {}) == std::vector<ByteRange>{{10, 30}});
-  // A segment mapped and allocated whole leaves nothing to check.
-  CHECK(regions_to_check({}, {{0, 64}}, {{0, 64}}).empty());
+TEST_CASE("memory is held to a 1 GiB margin and given back only when local memory would not fit", "[check]") {
+  using kbench::check::plan_hold;
+  constexpr int64_t MiB = int64_t{1} << 20, GiB = int64_t{1} << 30;
+  // A fresh GPU: everything but the margin and the kernels' local memory is taken.
+  auto plan = plan_hold(80 * GiB, 10 * MiB);
+  CHECK_FALSE(plan.release);
+  CHECK(plan.take == 79 * GiB - 10 * MiB);
+  // The margin an earlier hold left covers a small local-memory need: nothing given back or taken.
+  plan = plan_hold(GiB, 10 * MiB);
+  CHECK_FALSE(plan.release);
+  CHECK(plan.take == 0);
+  // Freed memory since the last hold is taken in once it is worth it.
+  CHECK(plan_hold(GiB + 100 * MiB, 0).take == 100 * MiB);
+  CHECK(plan_hold(GiB + 10 * MiB, 0).take == 0);
+  // Local memory beyond what is left (less a 256 MiB reserve): the cache must be given back.
+  CHECK(plan_hold(GiB, 800 * MiB).release);
+  CHECK(plan_hold(300 * MiB, 0).take == 0);
+  CHECK(plan_hold(200 * MiB, 0).release);
 }
 
 TEST_CASE("an allocation's guard zone is what follows it and was free when the guard began", "[check]") {
@@ -62,31 +60,4 @@ TEST_CASE("a guard zone leaves out what the candidate allocated since the guard 
   // A live allocation inside the zone splits it; one that was freed (no longer live) does not.
   CHECK(guard_zone({0, 1024}, 4096, free_at_start, {{2048, 3072}}) == std::vector<ByteRange>{{1024, 2048}, {3072, 5120}});
   CHECK(guard_zone({0, 1024}, 4096, free_at_start, {}) == std::vector<ByteRange>{{1024, 5120}});
-}
-
-TEST_CASE("a stray write into a segment mapped during a guard is found", "[gpu]") {
-  if (!kbench::testing::gpu_or_skip()) return;
-#ifdef KBENCH_WITH_CUDA
-  using kbench::check::FreeMemoryGuard;
-  using kbench::check::Poison;
-  constexpr int64_t MiB = int64_t{1} << 20;
-  for (const auto extent : {Poison::all_free, Poison::guard_zones}) {
-    kbench::check::return_cached_memory();  // nothing cached: the block below comes from a new segment
-    FreeMemoryGuard guard(extent);
-    // 30 MiB and 4 KiB: the allocator maps 32 MiB for it. 1 MiB past its end lies in that segment,
-    // outside any guard zone that free memory at the guard's start would give it.
-    const auto block = at::empty({30 * MiB + 4096}, at::dtype(at::kByte).device(at::kCUDA));
-    REQUIRE(cudaMemset(static_cast<char*>(block.data_ptr()) + block.numel() + MiB, 0, 256) == cudaSuccess);
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    CHECK_THAT(guard.stray_writes(), contains_text("out-of-bounds write"));
-  }
-  {  // the same block written within bounds: nothing found
-    kbench::check::return_cached_memory();
-    FreeMemoryGuard guard(Poison::guard_zones);
-    const auto block = at::empty({30 * MiB + 4096}, at::dtype(at::kByte).device(at::kCUDA));
-    block.fill_(7);
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    CHECK(guard.stray_writes().empty());
-  }
-#endif
 }

@@ -91,7 +91,7 @@ TEST_CASE("an evaluation refused for its footprint says so before it reads the s
   testing::remove_tree(root);
 }
 
-TEST_CASE("the GPU memory limit caps the caching allocator", "[gpu]") {
+TEST_CASE("the GPU memory limit caps the caching allocator and the memory held for poisoning", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
 #ifdef KBENCH_WITH_CUDA
   namespace allocator = c10::cuda::CUDACachingAllocator;
@@ -99,6 +99,7 @@ TEST_CASE("the GPU memory limit caps the caching allocator", "[gpu]") {
   check::limit_gpu_memory(0, 2 * GiB);
   CHECK_THROWS_WITH(at::empty({3 * GiB}, at::dtype(at::kByte).device(at::kCUDA)), contains_text("out of memory"));
   { const auto fits = at::empty({GiB}, at::dtype(at::kByte).device(at::kCUDA)); }
+  check::hold_free_memory();
   CHECK(reserved() <= 2 * GiB);
   check::limit_gpu_memory(0, 0);
   { const auto fits = at::empty({3 * GiB}, at::dtype(at::kByte).device(at::kCUDA)); }
