@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 #include "check/correctness.h"
@@ -217,7 +218,7 @@ BatchSummary run_batch(const BatchOptions& options) {
   // so that its samples reuse the worker's loaded reference and eager timing.
   JobQueue queue(gpus.size());
   {
-    for (const auto& job : jobs) queue.push(std::to_string(job.submission.level) + "/" + std::to_string(job.submission.problem));
+    for (const auto& job : jobs) queue.push(problem_queue_key(job.submission.level, job.submission.problem));
     queue.close();
     summary.gpu_busy_s.assign(gpus.size(), 0.0);
     Progress progress(static_cast<int>(jobs.size()), o.progress);
@@ -233,6 +234,7 @@ BatchSummary run_batch(const BatchOptions& options) {
           req.submission = jobs[i].submission.path.string();
           req.level = jobs[i].submission.level;
           req.problem = jobs[i].submission.problem;
+          if (const auto upcoming = queue.upcoming(g)) std::tie(req.next_level, req.next_problem) = level_and_problem(*upcoming);
           const auto t0 = Clock::now();
           nlohmann::json record;
           if (!catalog.find(req.level, req.problem)) {

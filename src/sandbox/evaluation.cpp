@@ -172,7 +172,8 @@ nlohmann::json EvalRequest::to_json() const {
           {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
           {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines},
-          {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"gpu_memory_gib", gpu_memory_gib}};
+          {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"gpu_memory_gib", gpu_memory_gib},
+          {"next_level", next_level}, {"next_problem", next_problem}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
@@ -201,6 +202,8 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.profile = j.value("profile", false) || r.ncu;
   r.ncu_target = j.value("ncu_target", false);
   r.gpu_memory_gib = j.value("gpu_memory_gib", 0.0);
+  r.next_level = j.value("next_level", 0);
+  r.next_problem = j.value("next_problem", 0);
   return r;
 }
 
@@ -230,13 +233,19 @@ class GpuStartup {
  public:
   GpuStartup(const EvalRequest& req, const problems::Problem& problem, EvalContext& context) {
 #ifdef KBENCH_WITH_CUDA
-    if (!req.compile_only && context.reference_key != problem.key())
-      reference_loading_ = std::async(std::launch::async, [&problem, this] {
-        const auto t0 = Clock::now();
-        auto reference = std::make_shared<problems::Reference>(problem, torch::kCPU);
-        reference_read_ms_ = ms_since(t0);
-        return reference;
-      });
+    if (req.compile_only || context.reference_key == problem.key()) return;
+    if (context.next_reference_key == problem.key()) {  // read during the last request
+      reference_loading_ = std::move(context.next_reference);
+      context.next_reference_key.clear();
+      read_ahead_ = true;
+      return;
+    }
+    reference_loading_ = std::async(std::launch::async, [&problem, this] {
+      const auto t0 = Clock::now();
+      auto reference = std::make_shared<problems::Reference>(problem, torch::kCPU);
+      reference_read_ms_ = ms_since(t0);
+      return reference;
+    });
 #else
     (void)req, (void)problem, (void)context;
 #endif
@@ -264,6 +273,7 @@ class GpuStartup {
     try {
       run.phases["gpu_prepare"] = ready_.get();
       if (reference_read_ms_ > 0) run.phases["gpu_prepare"]["reference_read"] = reference_read_ms_;
+      if (read_ahead_) run.phases["gpu_prepare"]["reference_read_ahead"] = true;
     } catch (...) {
       error_ = std::current_exception();
     }
@@ -280,12 +290,31 @@ class GpuStartup {
 
  private:
   double reference_read_ms_ = 0;  // declared before the future: its destructor waits for the thread that writes it
+  bool read_ahead_ = false;       // the archive was read during the last request
 #ifdef KBENCH_WITH_CUDA
   std::future<std::shared_ptr<problems::Reference>> reference_loading_;
   std::future<nlohmann::json> ready_;
 #endif
   std::exception_ptr error_;
 };
+
+// Starts reading the archive of the problem the caller says comes next (EvalRequest::next_level),
+// unless it is this one or already being read: on the CPU, while this request runs on the GPU, so
+// that the next one does not wait for it. A missing archive is that request's error, not this one's.
+void read_next_reference(const EvalRequest& req, const problems::Catalog& catalog, const problems::Problem& problem,
+                         EvalContext& context) {
+#ifdef KBENCH_WITH_CUDA
+  if (req.next_level == 0 || req.compile_only) return;
+  const auto* next = catalog.find(req.next_level, req.next_problem);
+  if (!next || next->key() == problem.key() || next->key() == context.next_reference_key) return;
+  context.next_reference_key = next->key();
+  context.next_reference = std::async(std::launch::async, [problem = *next] {
+    return std::make_shared<problems::Reference>(problem, torch::kCPU);
+  });
+#else
+  (void)req, (void)catalog, (void)problem, (void)context;
+#endif
+}
 
 // What the compile stage makes of a submission: its device code (NVRTC; none for a ModelNew, whose
 // kernels come with its extension) and its host program.
@@ -788,6 +817,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     if (req.profile) record["profile"] = {{"skipped", "profiling runs the candidate: it needs a GPU"}};
   } else {
     gpu_startup.rethrow();
+    read_next_reference(req, catalog, problem, *context);
 #ifdef KBENCH_WITH_CUDA
     run_on_gpu(run, *compiled);
 #endif

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,9 @@ struct EvalRequest {
   // worker's caching allocator is capped there, and the free memory it holds for poisoning with it;
   // a problem measured to need more (problems/footprint.json) is refused before anything runs.
   double gpu_memory_gib = 0;
+  // The problem of the request that will follow on this worker, where batch or serve knows it (0:
+  // none): its archive is read on the CPU while this request runs on the GPU.
+  int next_level = 0, next_problem = 0;
 
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);
@@ -87,6 +91,9 @@ struct BaselineTimings {
 struct EvalContext {
   std::shared_ptr<problems::Reference> reference;  // the problem of `reference_key`
   std::string reference_key;
+  // The archive of the next request's problem (EvalRequest::next_level), read on the CPU meanwhile.
+  std::future<std::shared_ptr<problems::Reference>> next_reference;
+  std::string next_reference_key;
   check::ReferenceOutputCache reference_outputs;  // of `reference`
   BaselineTimings baselines;
   std::map<std::string, nlohmann::json> reference_profiles;  // by problem key (--profile)

@@ -4,6 +4,13 @@
 
 namespace kbench::sandbox {
 
+std::string problem_queue_key(int level, int problem) { return std::to_string(level) + "/" + std::to_string(problem); }
+
+std::pair<int, int> level_and_problem(const std::string& queue_key) {
+  const auto slash = queue_key.find('/');
+  return {std::stoi(queue_key.substr(0, slash)), std::stoi(queue_key.substr(slash + 1))};
+}
+
 JobQueue::JobQueue(size_t runners, size_t max_pass_overs) : current_(runners), max_pass_overs_(max_pass_overs) {}
 
 size_t JobQueue::push(const std::string& problem) {
@@ -60,6 +67,12 @@ std::optional<size_t> JobQueue::next(size_t runner) {
   const size_t id = job->id;
   waiting_.erase(job);
   return id;
+}
+
+std::optional<std::string> JobQueue::upcoming(size_t runner) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (waiting_.empty()) return std::nullopt;
+  return pick(runner)->problem;
 }
 
 }  // namespace kbench::sandbox

@@ -10,9 +10,14 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kbench::sandbox {
+
+// The key batch and serve queue a problem's jobs under ("2/12"), and its level and problem back.
+std::string problem_queue_key(int level, int problem);
+std::pair<int, int> level_and_problem(const std::string& queue_key);
 
 class JobQueue {
  public:
@@ -29,6 +34,10 @@ class JobQueue {
 
   // The next job for `runner`, waiting until there is one; nothing once closed and empty.
   std::optional<size_t> next(size_t runner);
+
+  // The problem of the job next(runner) would hand out now, if any waits: what a worker can start
+  // loading while it evaluates the job in hand.
+  std::optional<std::string> upcoming(size_t runner);
 
   size_t waiting() const;
 

@@ -1,6 +1,7 @@
 #include "serve/eval_service.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "launch/cuda_driver.h"
 #include "serve/api_error.h"
@@ -73,7 +74,7 @@ std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
   sandbox::PrepareOptions prepare{sandbox::compile_options_for(job->request, gpu0_), {}, options_.worker_exe,
                                   job->budgets.build_s};
   if (call.modelnew) prepare.problem_source = catalog_.source_path(catalog_.get(job->request.level, job->request.problem));
-  const auto problem = std::to_string(job->request.level) + "/" + std::to_string(job->request.problem);
+  const auto problem = sandbox::problem_queue_key(job->request.level, job->request.problem);
   // Queued for a GPU once NVRTC (a ModelNew: its extension build) is done: a GPU never waits for a
   // compile while other work is ready.
   compile_ahead_->submit(job->request.submission, prepare, [this, job, problem] {
@@ -99,6 +100,8 @@ void EvalService::run_gpu(size_t runner) {
       job = std::move(it->second);
       queued_.erase(it);
     }
+    if (const auto upcoming = queue_.upcoming(runner))
+      std::tie(job.request.next_level, job.request.next_problem) = sandbox::level_and_problem(*upcoming);
     const auto start = Clock::now();
     nlohmann::json record;
     try {

@@ -89,3 +89,21 @@ TEST_CASE("a job passed over too often for a runner's problem goes first", "[ser
   CHECK(queue.next(0) == 4u);  // the runner is on B now, and A is waiting with nobody on it
   CHECK(queue.waiting() == 0u);
 }
+
+TEST_CASE("a runner learns the problem it will get next, so that its worker can read it ahead", "[batch]") {
+  JobQueue queue(1);
+  batch_of(queue, {2, 1});  // A: 0-1, B: 2
+  CHECK(queue.next(0) == 0u);
+  CHECK(queue.upcoming(0) == "problem 0");  // A still has a job
+  CHECK(queue.next(0) == 1u);
+  CHECK(queue.upcoming(0) == "problem 1");  // A done: B comes next
+  CHECK(queue.next(0) == 2u);               // asking handed nothing out
+  CHECK(queue.upcoming(0) == std::nullopt);
+}
+
+TEST_CASE("a problem's queue key gives its level and problem back", "[batch]") {
+  using kbench::sandbox::level_and_problem;
+  using kbench::sandbox::problem_queue_key;
+  CHECK(problem_queue_key(2, 12) == "2/12");
+  CHECK(level_and_problem(problem_queue_key(3, 4)) == std::pair{3, 4});
+}
