@@ -98,8 +98,17 @@ for step in "$@"; do
     grep -E "^adversarial .*|^l[0-9]_.*: " "$LOGS/ctest.log" | awk '{printf "%s %s %s | ", $2, $3, $4}' | head -c 6000; echo ;;
   ci)
     timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
-    timed ci $KB ci ${CI_RECORD:+--record}
+    timed ci $KB ci --out "$LOGS/ci.jsonl" ${CI_RECORD:+--record}
     tail -45 "$LOGS/ci.log" | cut -c1-150
+    # What a speedup change is made of: the kernel's time, the eager reference's, and the SM clocks.
+    python3 - "$LOGS/ci.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line); t = r.get("timing") or {}; c = t.get("candidate") or {}; e = t.get("eager") or {}
+    clk = c.get("clocks") or {}
+    print("%-48s kernel %8.4f ms  eager %8.4f ms  SM %s-%s MHz%s" % (r["batch"]["file"][:48], c.get("mean_ms", 0), e.get("mean_ms", 0),
+          clk.get("sm_mhz_min"), clk.get("sm_mhz_max"), "  throttled" if c.get("throttled") else ""))
+PY
     [[ -n ${CI_RECORD:-} ]] && save "results/ci/$GPU_SLUG.json" ;;
   throughput)
     timed throughput scripts/throughput-bench.sh build-gpu "$LOGS"

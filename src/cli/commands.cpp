@@ -622,16 +622,18 @@ void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
 void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("ci", "Re-evaluate reference kernels; fail on a changed verdict or a slower kernel");
   auto dir = std::make_shared<std::string>(), recorded_path = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
   auto record = std::make_shared<bool>(false), compile_only = std::make_shared<bool>(false);
   auto timing_trials = std::make_shared<int>(100);
   cmd->add_option("dir", *dir, "Kernel collection (default: the project's levelN/<id>_<Name>.cu)")->check(CLI::ExistingDirectory);
   cmd->add_option("--recorded", *recorded_path, "Recorded results (default: results/ci/<gpu>.json)");
   cmd->add_flag("--record", *record, "Write this run's results as the new record");
+  cmd->add_option("--out", *out, "Keep this run's evaluation records (JSON lines) in this file");
   cmd->add_option("--timing-trials", *timing_trials, "Timed trials per kernel")->check(CLI::Range(1, 100000));
   cmd->add_flag("--compile-only", *compile_only, "Check only what needs no GPU, even where there is one");
   auto base = std::make_shared<sandbox::EvalRequest>();
   add_gpu_memory_option(cmd, *base);
-  cmd->callback([&g, &exit_code, dir, recorded_path, record, timing_trials, compile_only, base] {
+  cmd->callback([&g, &exit_code, dir, recorded_path, out, record, timing_trials, compile_only, base] {
     apply_logging(g);
     const auto root = problems::project_root(g.root);
     auto gpu = launch::query_device(0);
@@ -639,7 +641,10 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     sandbox::BatchOptions o;
     o.base = *base;
     o.dir = dir->empty() ? root : std::filesystem::path(*dir);
-    const auto scratch = std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");
+    // Without --out the records are only the table's input: a scratch file, removed after.
+    const auto scratch = !out->empty() ? std::filesystem::path(*out)
+                                       : std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");
+    if (!out->empty()) std::filesystem::remove(scratch);  // a batch output resumes; a ci run starts afresh
     o.out = scratch;
     o.progress = !g.json && g.verbosity >= 0;
     o.base.root = g.root;
@@ -649,7 +654,7 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.worker_exe = sandbox::current_executable();
     sandbox::run_batch(o);
     const auto records = report::read_records({scratch.string()});  // sorted by kernel file
-    std::filesystem::remove(scratch);
+    if (out->empty()) std::filesystem::remove(scratch);
     const auto file = !recorded_path->empty() ? std::filesystem::path(*recorded_path)
                                               : root / "results" / "ci" / (report::gpu_slug(gpu.present ? gpu.name : "") + ".json");
     nlohmann::json recorded = nlohmann::json::object();
