@@ -642,10 +642,10 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.base = *base;
     o.dir = dir->empty() ? root : std::filesystem::path(*dir);
     // Without --out the records are only the table's input: a scratch file, removed after.
-    const auto scratch = !out->empty() ? std::filesystem::path(*out)
-                                       : std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");
-    if (!out->empty()) std::filesystem::remove(scratch);  // a batch output resumes; a ci run starts afresh
-    o.out = scratch;
+    const auto records_file = !out->empty() ? std::filesystem::path(*out)
+                                            : std::filesystem::temp_directory_path() / ("kbench-ci-" + std::to_string(::getpid()) + ".jsonl");
+    if (!out->empty()) std::filesystem::remove(records_file);  // a batch output resumes; a ci run starts afresh
+    o.out = records_file;
     o.progress = !g.json && g.verbosity >= 0;
     o.base.root = g.root;
     o.base.check.tolerance = {-1, -1};
@@ -653,8 +653,8 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.base.compile_only = !gpu.present;
     o.worker_exe = sandbox::current_executable();
     sandbox::run_batch(o);
-    const auto records = report::read_records({scratch.string()});  // sorted by kernel file
-    if (out->empty()) std::filesystem::remove(scratch);
+    const auto records = report::read_records({records_file.string()});  // sorted by kernel file
+    if (out->empty()) std::filesystem::remove(records_file);
     const auto file = !recorded_path->empty() ? std::filesystem::path(*recorded_path)
                                               : root / "results" / "ci" / (report::gpu_slug(gpu.present ? gpu.name : "") + ".json");
     nlohmann::json recorded = nlohmann::json::object();
