@@ -35,7 +35,9 @@ built = ", ".join(("cached" if x.get("from_cache") else f"built {x.get('seconds'
 speed = r.get("timing", {}).get("speedup_eager")
 ph = r.get("phases_ms", {})
 if "python_start" in ph:
-    built += f"  python_start {ph['python_start']:.0f} ms, modelnew_load {ph.get('modelnew_load', 0):.0f} ms"
+    split = ph.get("python_start_split", {})
+    built += (f"  python_start {ph['python_start']:.0f} ms ("
+              + ", ".join(f"{k} {v:.0f}" for k, v in split.items()) + f"), modelnew_load {ph.get('modelnew_load', 0):.0f} ms")
 print(f"{label:14s} wall {float(end) - float(start):6.2f} s  verdict {r.get('verdict')}  "
       f"record total {r.get('phases_ms', {}).get('total', 0) / 1000:.2f} s  "
       f"speedup {speed if speed is None else round(speed, 3)}  {built}")

@@ -219,7 +219,11 @@ PYBIND11_EMBEDDED_MODULE(kbench_native, m) {
 
 bool is_modelnew_file(const std::filesystem::path& path) { return path.extension() == ".py"; }
 
-void start_python(bool with_cuda) { python::start(with_cuda); }
+nlohmann::json start_python(bool with_cuda) {
+  python::start(with_cuda);
+  const auto& t = python::start_times();
+  return {{"interpreter", t.interpreter_ms}, {"torch", t.torch_ms}, {"support", t.support_ms}, {"cuda", t.cuda_ms}};
+}
 
 std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, const ModelNewOptions& options,
                                            std::vector<ExtensionBuild>& builds) {

@@ -44,7 +44,8 @@ struct ModelNewError : std::runtime_error {
 
 // Starts kbench's Python (once per process; load_modelnew does it too): import torch, and with
 // `with_cuda` torch.cuda's set-up. Apart, so that its time can be told from the submission's.
-void start_python(bool with_cuda);
+// Returns where it went, in ms: {"interpreter", "torch", "support", "cuda"}.
+nlohmann::json start_python(bool with_cuda);
 
 // Imports the file and constructs ModelNew on the CPU (KernelBench's order: construct, then move to
 // the GPU in setup()), seeded as the reference was. Every extension build it asked for is appended

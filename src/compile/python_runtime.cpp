@@ -1,6 +1,7 @@
 #include "compile/python_runtime.h"
 
 #include <array>
+#include <chrono>
 #include <atomic>
 #include <cstdlib>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <pybind11/embed.h>
 
 #include "compile/modelnew_support_source.h"  // generated from modelnew_support.py
+#include "problems/catalog.h"
 
 extern char** environ;
 
@@ -18,7 +20,11 @@ namespace py = pybind11;
 namespace kbench::compile::python {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
 std::atomic<bool> g_submission_phase{false};
+StartTimes g_start_times;
 // traceback.format_exception as it was at set-up: a submission replacing it cannot reword its errors.
 py::object* g_format_exception = nullptr;
 
@@ -110,6 +116,7 @@ std::vector<std::string> snapshot_environment() {
 }
 
 py::module_ start_interpreter() {
+  const auto t0 = Clock::now();
   PySys_AddAuditHook(audit, nullptr);  // before Python starts: nothing can run ahead of it
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
@@ -125,14 +132,29 @@ py::module_ start_interpreter() {
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot start Python (" + executable() + "): " + e.what());
   }
+  g_start_times.interpreter_ms = ms_since(t0);
   try {
     g_format_exception = new py::object(py::module_::import("traceback").attr("format_exception"));
+    // torch's ~2000 modules compiled once into kbench's cache, not at every start: installations
+    // often come without bytecode (PYTHONDONTWRITEBYTECODE in container images), and compiling them
+    // took 1.6 s of the 3.6 s that importing torch took on the H100 machine. Only kbench's own
+    // set-up is cached: a submission's module is never written, nor read from there.
+    const auto sys = py::module_::import("sys");
+    const py::object prefix_before = sys.attr("pycache_prefix");
+    sys.attr("pycache_prefix") = (problems::cache_dir() / "python-bytecode").string();
+    sys.attr("dont_write_bytecode") = false;
+    auto t = Clock::now();
     py::module_::import("torch");
+    g_start_times.torch_ms = ms_since(t);
+    t = Clock::now();
     auto support = py::module_::import("types").attr("ModuleType")("kbench_modelnew");
     const auto builtins = py::module_::import("builtins");
     builtins.attr("exec")(builtins.attr("compile")(kModelNewSupportSource, "<kbench: modelnew_support.py>", "exec"),
                           support.attr("__dict__"));
-    py::module_::import("sys").attr("modules")["kbench_modelnew"] = support;
+    sys.attr("modules")["kbench_modelnew"] = support;
+    sys.attr("dont_write_bytecode") = true;
+    sys.attr("pycache_prefix") = prefix_before;
+    g_start_times.support_ms = ms_since(t);
     return support;
   } catch (const py::error_already_set& e) {
     throw std::runtime_error("cannot import torch in Python (" + executable() + "): " + describe(e));
@@ -148,11 +170,15 @@ py::module_ start(bool with_cuda) {
   if (with_cuda && !cuda_ready) {
     // Before any submission code: torch.cuda's lazy initialisation runs calls queued by whoever
     // imported it, and counts devices through NVML with ctypes, which submission code may not use.
+    const auto t0 = Clock::now();
     support.attr("initialise_cuda")();
+    g_start_times.cuda_ms = ms_since(t0);
     cuda_ready = true;
   }
   return support;
 }
+
+const StartTimes& start_times() { return g_start_times; }
 
 namespace {
 int python_threads() {

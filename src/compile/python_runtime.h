@@ -31,6 +31,13 @@ inline constexpr const char* kUnsupportedTag = "[kbench:unsupported_backend] ";
 // (a no-op on later calls). Throws std::runtime_error when Python or its torch cannot be started.
 pybind11::module_ start(bool with_cuda);
 
+// Where the start went, in ms: the interpreter, `import torch`, kbench's support module (with
+// torch.utils.cpp_extension), torch.cuda's set-up. Zero for what has not run in this process.
+struct StartTimes {
+  double interpreter_ms = 0, torch_ms = 0, support_ms = 0, cuda_ms = 0;
+};
+const StartTimes& start_times();
+
 // From now on the audit hook refuses what the header comment lists, for good.
 void enter_submission_phase();
 

@@ -357,7 +357,7 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   if (options.with_cuda) cudaSetDevice(req.device);  // torch.cuda's set-up below sees this GPU, as forward will
 #endif
   auto t0 = Clock::now();
-  compile::start_python(options.with_cuda);
+  run.phases["python_start_split"] = compile::start_python(options.with_cuda);
   run.phases["python_start"] = ms_since(t0);
   std::vector<compile::ExtensionBuild> builds;
   CompiledSubmission compiled;

@@ -115,6 +115,23 @@ TEST_CASE("a C++ extension is built once, found in the cache after, and its Mode
   CHECK(again[0].key == builds[0].key);
 }
 
+TEST_CASE("kbench's Python keeps torch's bytecode in kbench's cache, and never a submission's", "[modelnew]") {
+  const auto split = compile::start_python(false);
+  for (const auto* part : {"interpreter", "torch", "support", "cuda"}) CHECK(split.contains(part));
+  std::vector<compile::ExtensionBuild> builds;
+  compile::load_modelnew(fixture("cpu/relu_cpp.py"), options_for(1, 19, fresh_cache("bytecode")), builds);
+  const auto bytecode = problems::cache_dir() / "python-bytecode";
+  int torch_modules = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(bytecode)) {
+    const auto path = entry.path().string();
+    INFO(path);
+    if (path.find("/torch/") != std::string::npos && entry.path().extension() == ".pyc") ++torch_modules;
+    CHECK(path.find("relu_cpp") == std::string::npos);  // the submission
+    CHECK(path.find("19_ReLU") == std::string::npos);   // the problem's file
+  }
+  CHECK(torch_modules > 100);
+}
+
 TEST_CASE("a build that fails is a build error with the compiler's log, and is cached too", "[modelnew]") {
   const auto cache = fresh_cache("failed");
   const auto options = options_for(1, 19, cache);
