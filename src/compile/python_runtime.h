@@ -42,9 +42,9 @@ const StartTimes& start_times();
 void enter_submission_phase();
 
 // "" while Python runs on this thread alone, else the refusal to put in the verdict. Python before
-// 3.13 raises no audit event when a thread starts, so kbench checks after every call into the
-// submission instead; as this thread holds the GIL between calls, such a thread has run only inside
-// the call that started it.
+// 3.12 raises no audit event when a thread starts (3.12's is refused by the hook, with the same
+// words), so kbench checks after every call into the submission too; as this thread holds the GIL
+// between calls, such a thread has run only inside the call that started it.
 std::string other_threads();
 
 // The process environment as it was when the interpreter started, before any submission code could
