@@ -167,7 +167,7 @@ PY
   footprint)
     timed export-all python3 scripts/export_problems.py
     timed footprint $KB footprint --gpu-memory "${GPU_MEMORY_GIB:-22}" --write
-    grep -E "OUT OF MEMORY|FAILED|problems," "$LOGS/footprint.log" | cut -c1-200
+    grep -E "OUT OF MEMORY|FAILED|problems:" "$LOGS/footprint.log" | cut -c1-220
     sort -k4 -g -r <(grep -E "GiB at its peak" "$LOGS/footprint.log") | head -8 | cut -c1-160
     save problems/footprint.json ;;
   gpu-memory)

@@ -246,10 +246,12 @@ struct TrialRunner {
     }
     std::vector<ObservedResult> observed;
     std::map<std::string, int64_t> ops_ran;
-    const auto out = run_candidate(inputs, t, phases, observed, ops_ran);
+    auto out = run_candidate(inputs, t, phases, observed, ops_ran);
     check_integrity(out, inputs, before, observed, ops_ran, t, phases);
     if (t.verdict == Verdict::correct) {
-      const auto expected = reference_for(inputs, t, robustness, phases);
+      std::optional<c10::IValue> expected;
+      with_output_in_host_memory(out, options.offload_candidate_output,
+                                 [&] { expected = reference_for(inputs, t, robustness, phases); });
       if (expected) {
         PhaseTimer timer(phases.compare_ms);
         auto tolerance = options.tolerance;
@@ -362,7 +364,9 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
     launch::set_skip_launches(false);
   }
   if (!a.message.empty()) return a;
-  const auto expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
+  c10::IValue expected;
+  with_output_in_host_memory(out, options.offload_candidate_output,
+                             [&] { expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs); });
   const auto cmp = compare_outputs(expected, out, options.tolerance);
   a.outputs_right = cmp.verdict == Verdict::correct;
   a.message = a.outputs_right ? "the outputs are right with every launch of the submission's kernels skipped: the "

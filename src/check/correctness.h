@@ -37,6 +37,9 @@ struct CheckOptions {
   // --torch-ops forbid: a value-computing PyTorch op in forward is no_custom_kernel (KernelBench
   // leaves the question open; its static checker makes it a setting, and so does kbench).
   bool forbid_torch_ops = false;
+  // Under a --gpu-memory limit that only fits so (sandbox/evaluation.h's MemoryPlan): the
+  // candidate's output waits in host memory while the reference computes its own.
+  bool offload_candidate_output = false;
 };
 
 // A fresh seed for the robustness trials (never 0, which means "draw one").

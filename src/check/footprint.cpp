@@ -10,7 +10,7 @@
 
 namespace kbench::check {
 
-Footprint measure_footprint(problems::Reference& reference, uint64_t seed) {
+Footprint measure_footprint(problems::Reference& reference, uint64_t seed, bool offload_candidate_output) {
 #ifdef KBENCH_WITH_CUDA
   namespace allocator = c10::cuda::CUDACachingAllocator;
   torch::NoGradGuard no_grad;
@@ -25,8 +25,10 @@ Footprint measure_footprint(problems::Reference& reference, uint64_t seed) {
   {
     const auto candidate_weights = copy_of_state(reference.state());
     const auto inputs = reference.make_inputs(seed);
-    const auto candidate_output = run_reference(reference, inputs, seed);  // what a candidate would return
-    const auto reference_output = run_reference(reference, inputs, seed);
+    auto candidate_output = run_reference(reference, inputs, seed);  // what a candidate would return
+    c10::IValue reference_output;
+    with_output_in_host_memory(candidate_output, offload_candidate_output,
+                               [&] { reference_output = run_reference(reference, inputs, seed); });
     f.output_bytes = bytes_of(reference_output);
   }
   // Index 0 is StatType::AGGREGATE (all pools), whose namespace differs between libtorch versions.
@@ -34,7 +36,7 @@ Footprint measure_footprint(problems::Reference& reference, uint64_t seed) {
   allocator::emptyCache();
   return f;
 #else
-  (void)reference, (void)seed;
+  (void)reference, (void)seed, (void)offload_candidate_output;
   throw std::runtime_error("measuring GPU memory needs a GPU build of kbench");
 #endif
 }

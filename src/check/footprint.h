@@ -3,8 +3,9 @@
 // stands in for it) and the reference's forward with its temporaries and output, as a correctness
 // trial holds them. A timed call holds no more (one input set redrawn in place, the same two
 // outputs on a checked call). `kbench footprint --write` measures every problem on a GPU into
-// problems/footprint.json; under --gpu-memory, kbench refuses before running a problem measured to
-// need more than the limit.
+// problems/footprint.json; under --gpu-memory, a problem measured to need more than the limit is
+// measured again with the candidate's output in host memory while the reference runs, and kbench
+// evaluates it so, or refuses before running where that needs more too.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +22,10 @@ struct Footprint {
 };
 
 // On the GPU the reference was loaded on (its weights there already); resets the allocator's peak
-// statistics. Throws what the reference throws: out of memory under a --gpu-memory limit, say.
-Footprint measure_footprint(problems::Reference& reference, uint64_t seed);
+// statistics. `offload_candidate_output`: as an evaluation that keeps the candidate's output in host
+// memory while the reference runs (CheckOptions). Throws what the reference throws: out of memory
+// under a --gpu-memory limit, say.
+Footprint measure_footprint(problems::Reference& reference, uint64_t seed, bool offload_candidate_output = false);
 
 nlohmann::json to_json(const Footprint& f);
 

@@ -27,6 +27,27 @@ void collect_tensors(const c10::IValue& value, std::vector<at::Tensor>& out) {
     for (const auto& e : value.toList().vec()) collect_tensors(e, out);
 }
 
+void with_output_in_host_memory(c10::IValue& output, bool offload, const std::function<void()>& compute) {
+  if (!offload) return compute();
+  std::vector<c10::Device> devices;  // each tensor's, in order: back where it was, a CPU one too
+  const auto host = map_tensors(output, [&](const at::Tensor& t) {
+    devices.push_back(t.device());
+    return t.to(at::kCPU);
+  });
+  output = c10::IValue();  // its device memory free for the reference
+  const auto restore = [&] {
+    size_t i = 0;
+    output = map_tensors(host, [&](const at::Tensor& t) { return t.to(devices[i++]); });
+  };
+  try {
+    compute();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+}
+
 bool all_finite(const c10::IValue& value) {
   std::vector<at::Tensor> tensors;
   collect_tensors(value, tensors);

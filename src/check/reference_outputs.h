@@ -26,6 +26,12 @@ void collect_tensors(const c10::IValue& value, std::vector<at::Tensor>& out);
 bool all_finite(const c10::IValue& value);
 int64_t bytes_of(const c10::IValue& value);
 
+// Runs `compute` (the reference's forward) with the candidate's `output` waiting in host memory when
+// `offload` is set: on a GPU too small for it beside the reference's inputs, temporaries and output
+// (--gpu-memory). The output is never where the reference runs either way; it is back on its GPU
+// when this returns, also when `compute` throws.
+void with_output_in_host_memory(c10::IValue& output, bool offload, const std::function<void()>& compute);
+
 class ReferenceOutputCache {
  public:
   // `max_bytes`: host memory the kept outputs may hold (it counts against the worker's host memory

@@ -149,7 +149,10 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     if (r.verdict != Verdict::correct && r.upstream_verdict != Verdict::correct) return;  // nothing left to find
     const auto& c = plan.timed[index];
     const bool robustness = c.distribution != problems::kOwnDistribution;
-    const auto expected = run_reference(reference, reference.make_inputs(c.seed, c.distribution), c.seed);
+    c10::IValue expected;
+    with_output_in_host_memory(output, options.offload_candidate_output, [&] {
+      expected = run_reference(reference, reference.make_inputs(c.seed, c.distribution), c.seed);
+    });
     if (robustness && !all_finite(expected)) {
       ++r.checks_skipped;
       return;

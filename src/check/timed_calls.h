@@ -42,6 +42,7 @@ struct TimedCallOptions {
   std::vector<std::string> distributions;
   int calls_per_distribution = 3;
   uint64_t seed = 0;  // this run's secret: input seeds, order and checks of the calls (0: drawn)
+  bool offload_candidate_output = false;  // as CheckOptions's, for the checked calls
 };
 
 // The order of one run's calls: which inputs each gets, and which are checked. Drawn from the run's

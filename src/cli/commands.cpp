@@ -17,6 +17,7 @@
 #include "compile/nvrtc_compiler.h"
 #include "launch/cuda_driver.h"
 #include "log/log.h"
+#include "log/number_text.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
 #include "report/baselines.h"
@@ -485,31 +486,44 @@ void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto limit_bytes = sandbox::gpu_memory_bytes(*limit);
     check::limit_gpu_memory(sweep->device, limit_bytes);
     constexpr double kGiB = 1 << 30;
-    int failed = 0, exceeded = 0;
-    const auto rows = sweep_problems(catalog, sweep->level, sweep->id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
-      nlohmann::json entry;
+    int failed = 0, exceeded = 0, offloaded = 0;
+    // Out of memory under the limit is a measurement (it needs more); any other error is the sweep's.
+    const auto measure = [&](const problems::Problem& p, bool offload) {
       try {
         problems::Reference reference(p, torch::Device(torch::kCUDA, sweep->device));
-        entry = check::to_json(check::measure_footprint(reference, 1));
+        return check::to_json(check::measure_footprint(reference, 1, offload));
       } catch (const std::exception& e) {
         if (limit_bytes == 0 || std::string(e.what()).find("out of memory") == std::string::npos) throw;
-        entry = check::exceeded_limit_json(limit_bytes);
-        ++exceeded;
+        return check::exceeded_limit_json(limit_bytes);
+      }
+    };
+    const auto peak = [&](const nlohmann::json& entry) {
+      return log::fixed(entry["peak_bytes"].get<double>() / kGiB, 2) + " GiB at its peak";
+    };
+    const auto rows = sweep_problems(catalog, sweep->level, sweep->id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
+      auto entry = measure(p, false);
+      std::string line;
+      if (entry.contains("peak_bytes")) {
+        line = peak(entry) + " (inputs " + log::fixed(entry["input_bytes"].get<double>() / kGiB, 2) + ", output " +
+               log::fixed(entry["output_bytes"].get<double>() / kGiB, 2) + ", weights " +
+               log::fixed(entry["weight_bytes"].get<double>() / kGiB, 2) + ")";
+      } else {  // what an evaluation under the limit does next
+        entry["offloaded"] = measure(p, true);
+        const bool fits = entry["offloaded"].contains("peak_bytes");
+        ++(fits ? offloaded : exceeded);
+        char text[160];
+        std::snprintf(text, sizeof text, "OUT OF MEMORY under --gpu-memory %g GiB; %s with the candidate's output in host memory",
+                      limit->gpu_memory_gib, fits ? peak(entry["offloaded"]).c_str() : "out of memory too");
+        line = text;
       }
       row["footprint"] = entry;
       file.record(p, entry);
-      if (g.json) return;
-      if (entry.contains("peak_bytes"))
-        std::printf("L%d %3d %-56s %6.2f GiB at its peak (inputs %.2f, output %.2f, weights %.2f)\n", p.level, p.id,
-                    p.name.c_str(), entry["peak_bytes"].get<double>() / kGiB, entry["input_bytes"].get<double>() / kGiB,
-                    entry["output_bytes"].get<double>() / kGiB, entry["weight_bytes"].get<double>() / kGiB);
-      else
-        std::printf("L%d %3d %-56s OUT OF MEMORY under --gpu-memory %g GiB\n", p.level, p.id, p.name.c_str(),
-                    limit->gpu_memory_gib);
+      if (!g.json) std::printf("L%d %3d %-56s %s\n", p.level, p.id, p.name.c_str(), line.c_str());
     });
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"gpu_memory_gib", limit->gpu_memory_gib}, {"problems", rows}}.dump(2) << "\n";
-    else std::printf("%zu problems, %d out of memory under --gpu-memory %g GiB (0: none), %d failed%s\n", rows.size(),
-                     exceeded, limit->gpu_memory_gib, failed, file.written().c_str());
+    else std::printf("%zu problems: %d fit under --gpu-memory %g GiB (0: none) only with the candidate's output in host "
+                     "memory, %d not at all; %d failed%s\n", rows.size(), offloaded, limit->gpu_memory_gib, exceeded, failed,
+                     file.written().c_str());
     exit_code = failed || exceeded ? 1 : 0;
   });
 }

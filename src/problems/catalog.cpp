@@ -70,8 +70,14 @@ Catalog Catalog::load(const std::filesystem::path& root) {
     p.degeneracy_note = m.value("note", "");
   });
   read_measured(footprint_file(root), [](Problem& p, const nlohmann::json& m) {
-    p.footprint_exceeded = m.contains("out_of_memory_under_bytes");
-    p.footprint_bytes = m.value(p.footprint_exceeded ? "out_of_memory_under_bytes" : "peak_bytes", int64_t{0});
+    const auto need = [](const nlohmann::json& measured) {
+      MemoryNeed n;
+      n.more_than = measured.contains("out_of_memory_under_bytes");
+      n.bytes = measured.value(n.more_than ? "out_of_memory_under_bytes" : "peak_bytes", int64_t{0});
+      return n;
+    };
+    p.footprint = need(m);
+    if (m.contains("offloaded")) p.footprint_offloaded = need(m["offloaded"]);
   });
   return catalog;
 }
@@ -86,7 +92,8 @@ nlohmann::json to_json(const Problem& p) {
                       {"atol", p.atol}, {"rtol", p.rtol}, {"stochastic", p.stochastic},
                       {"degenerate", p.degenerate_kinds}};
   if (!p.degeneracy_note.empty()) j["degeneracy"] = p.degeneracy_note;
-  if (p.footprint_bytes > 0) j[p.footprint_exceeded ? "gpu_memory_more_than_bytes" : "gpu_memory_bytes"] = p.footprint_bytes;
+  for (const auto& [need, name] : {std::pair{&p.footprint, "gpu_memory"}, std::pair{&p.footprint_offloaded, "gpu_memory_offloaded"}})
+    if (need->bytes > 0) j[std::string(name) + (need->more_than ? "_more_than_bytes" : "_bytes")] = need->bytes;
   if (!p.min_torch.empty()) j["min_torch"] = p.min_torch, j["reason"] = p.skip_reason;
   return j;
 }

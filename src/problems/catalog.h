@@ -17,6 +17,14 @@ struct InputSpec {
   bool is_scalar = false;
 };
 
+// GPU memory a problem's evaluation was measured to need: `bytes` at its peak or, with `more_than`,
+// the limit it ran out of memory under. 0 bytes: not measured.
+struct MemoryNeed {
+  int64_t bytes = 0;
+  bool more_than = false;
+  bool known_to_exceed(int64_t limit) const { return bytes > 0 && (more_than ? limit <= bytes : limit < bytes); }
+};
+
 struct Problem {
   int level = 0;
   int id = 0;
@@ -39,10 +47,9 @@ struct Problem {
   std::vector<std::string> degenerate_kinds;
   std::string degeneracy_note;
   // From problems/footprint.json (kbench footprint --write): the GPU memory an evaluation holds at
-  // its peak, in bytes (0: not measured). With `footprint_exceeded` the problem ran out of memory
-  // under a limit of that many bytes instead: it needs more.
-  int64_t footprint_bytes = 0;
-  bool footprint_exceeded = false;
+  // its peak as it usually holds its tensors, and (measured where that did not fit) with the
+  // candidate's output waiting in host memory while the reference runs.
+  MemoryNeed footprint, footprint_offloaded;
 
   std::string key() const;  // "level1/19_ReLU"
 };

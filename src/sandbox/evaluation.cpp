@@ -140,18 +140,22 @@ void take_known_baselines(const EvalRequest& req, const problems::Problem& probl
 
 int64_t gpu_memory_bytes(const EvalRequest& req) { return static_cast<int64_t>(req.gpu_memory_gib * (int64_t{1} << 30)); }
 
-std::string exceeds_gpu_memory(const EvalRequest& req, const problems::Problem& problem) {
+MemoryPlan plan_gpu_memory(const EvalRequest& req, const problems::Problem& problem) {
   const int64_t limit = gpu_memory_bytes(req);
-  if (limit <= 0 || req.compile_only || problem.footprint_bytes == 0) return "";
-  const bool exceeds = problem.footprint_exceeded ? limit <= problem.footprint_bytes : limit < problem.footprint_bytes;
-  if (!exceeds) return "";
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "not run: this problem needs %s%.1f GiB of GPU memory (problems/footprint.json), more than "
-                "--gpu-memory %g GiB allows",
-                problem.footprint_exceeded ? "more than " : "", static_cast<double>(problem.footprint_bytes) / (1 << 30),
-                req.gpu_memory_gib);
-  return text;
+  if (limit <= 0 || req.compile_only || !problem.footprint.known_to_exceed(limit)) return {};
+  const auto& offloaded = problem.footprint_offloaded;
+  if (offloaded.bytes > 0 && !offloaded.known_to_exceed(limit)) return {true, ""};
+  const auto gib = [](const problems::MemoryNeed& need) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%s%.1f GiB", need.more_than ? "more than " : "", static_cast<double>(need.bytes) / (1 << 30));
+    return std::string(text);
+  };
+  char limit_text[32];
+  std::snprintf(limit_text, sizeof limit_text, "%g", req.gpu_memory_gib);
+  return {false, "not run: this problem needs " + gib(problem.footprint) +
+                     " of GPU memory (problems/footprint.json)" +
+                     (offloaded.bytes > 0 ? ", and " + gib(offloaded) + " with the candidate's output in host memory" : "") +
+                     ", more than --gpu-memory " + limit_text + " GiB allows"};
 }
 
 compile::CompileOptions compile_options_for(const EvalRequest& req, const launch::DeviceInfo& gpu) {
@@ -566,6 +570,7 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   check::TimedCallOptions calls;
   calls.timing = run.req.timing;
   calls.distributions = correctness.robustness_distributions;
+  calls.offload_candidate_output = check_options.offload_candidate_output;
   const auto params_before = check::fingerprints(params);
   const auto candidate = check::time_candidate(*run.context.reference, host, params, calls, check_options.tolerance);
   nlohmann::json timing = {{"candidate", check::to_json(candidate)}};
@@ -747,6 +752,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
   if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
   if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();
+  check_options.offload_candidate_output = plan_gpu_memory(run.req, problem).offload_candidate_output;
 
   t0 = Clock::now();
   const auto params = candidate_params(run, host);
@@ -800,10 +806,12 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
                            {"submission", {{"path", req.submission}}},
                            {"stochastic", problem.stochastic}};
   if (req.gpu_memory_gib > 0) record["gpu_memory_gib"] = req.gpu_memory_gib;
-  if (const auto why = exceeds_gpu_memory(req, problem); !why.empty()) {
-    set_verdict(record, Verdict::not_checked, why);
+  const auto memory_plan = plan_gpu_memory(req, problem);
+  if (!memory_plan.refusal.empty()) {
+    set_verdict(record, Verdict::not_checked, memory_plan.refusal);
     return record;
   }
+  if (memory_plan.offload_candidate_output) record["candidate_output_offloaded"] = true;
   GpuStartup gpu_startup(req, problem, *context);  // reads the reference's archive while CUDA starts
   const auto gpu = launch::query_device(req.device);
   take_known_baselines(req, problem, context->baselines);

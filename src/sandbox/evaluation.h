@@ -66,10 +66,16 @@ struct EvalRequest {
 // --gpu-memory in bytes (0: no limit).
 int64_t gpu_memory_bytes(const EvalRequest& req);
 
-// Under --gpu-memory, a problem measured to need more GPU memory than the limit
-// (problems/footprint.json) is refused before anything runs: its reference would not fit, or the
-// candidate would run out of memory through no fault of its own. Returns why, or "" to go on.
-std::string exceeds_gpu_memory(const EvalRequest& req, const problems::Problem& problem);
+// How an evaluation under --gpu-memory fits its problem, decided from problems/footprint.json before
+// anything runs: as usual; or with the candidate's output waiting in host memory while the
+// reference computes its own (two copies over PCIe per check: only where the usual way is measured
+// not to fit); or not at all, and `refusal` says why (the reference would not fit, or the
+// candidate would run out of memory through no fault of its own).
+struct MemoryPlan {
+  bool offload_candidate_output = false;
+  std::string refusal;
+};
+MemoryPlan plan_gpu_memory(const EvalRequest& req, const problems::Problem& problem);
 
 // The NVRTC options of the compile stage for `req` on `gpu`: what NVRTC ahead of the GPUs uses, so
 // that the worker finds its result in the compile cache.

@@ -8,6 +8,7 @@
 #include "catch.h"
 
 using kbench::check::ReferenceOutputCache;
+using kbench::check::with_output_in_host_memory;
 
 namespace {
 
@@ -72,4 +73,30 @@ TEST_CASE("the kept outputs stay under their memory cap", "[check]") {
   cache.get(2, "own", 2, compute);
   CHECK(reference.calls == 3);
   CHECK(cache.reused() == 1);
+}
+
+TEST_CASE("a candidate's output set aside for the reference comes back whole, also when the reference throws", "[check]") {
+  // On the CPU the host copy is the tensor itself; tests/sandbox/gpu_memory_test.cpp shows the GPU
+  // memory freed meanwhile.
+  const auto a = torch::tensor({1.0f, 2.0f});
+  const auto b = torch::tensor({3.0f});
+  c10::IValue output = c10::ivalue::Tuple::create({a, c10::List<at::Tensor>({b})});
+  bool ran = false;
+  with_output_in_host_memory(output, true, [&] {
+    ran = true;
+    CHECK(output.isNone());  // not the reference's to see
+  });
+  CHECK(ran);
+  REQUIRE(output.isTuple());
+  CHECK(output.toTupleRef().elements()[0].toTensor().equal(a));
+  CHECK(output.toTupleRef().elements()[1].toTensorList().get(0).equal(b));
+
+  CHECK_THROWS_WITH(with_output_in_host_memory(output, true, [] { throw std::runtime_error("out of memory"); }),
+                    "out of memory");
+  REQUIRE(output.isTuple());
+  CHECK(output.toTupleRef().elements()[0].toTensor().equal(a));
+
+  c10::IValue kept = a;  // not offloaded: the very tensor stays
+  with_output_in_host_memory(kept, false, [&] { CHECK(kept.toTensor().is_same(a)); });
+  CHECK(kept.toTensor().is_same(a));
 }
