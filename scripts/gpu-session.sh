@@ -172,8 +172,17 @@ PY
     save problems/footprint.json ;;
   gpu-memory)
     timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
-    timed ci-gpu-memory $KB ci --gpu-memory "${GPU_MEMORY_GIB:-22}"
-    tail -4 "$LOGS/ci-gpu-memory.log" | cut -c1-150 ;;
+    timed ci-gpu-memory $KB ci --gpu-memory "${GPU_MEMORY_GIB:-22}" --out "$LOGS/ci-gpu-memory.jsonl"
+    tail -1 "$LOGS/ci-gpu-memory.log"
+    python3 - "$LOGS/ci-gpu-memory.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("verdict") != "correct" or r.get("candidate_output_offloaded"):
+        print("%-44s %-12s %s%s" % (r["batch"]["file"][:44], r.get("verdict"), "offloaded; " if r.get("candidate_output_offloaded") else "",
+                                    r.get("message", "")[:150]))
+PY
+    ;;
   modelnew-bench)
     timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
     tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;

@@ -250,8 +250,10 @@ struct TrialRunner {
     check_integrity(out, inputs, before, observed, ops_ran, t, phases);
     if (t.verdict == Verdict::correct) {
       std::optional<c10::IValue> expected;
-      with_output_in_host_memory(out, options.offload_candidate_output,
-                                 [&] { expected = reference_for(inputs, t, robustness, phases); });
+      with_output_in_host_memory(out, options.offload_candidate_output, [&] {
+        expected = reference_for(inputs, t, robustness, phases);
+        inputs.clear();  // not needed again: the output may come back where they were
+      });
       if (expected) {
         PhaseTimer timer(phases.compare_ms);
         auto tolerance = options.tolerance;
@@ -346,7 +348,7 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   torch::NoGradGuard no_grad;
   AblationResult a;
   a.inputs = inputs;
-  const auto made = reference.make_inputs(inputs.seed, inputs.distribution);
+  auto made = reference.make_inputs(inputs.seed, inputs.distribution);
   c10::IValue out;
   {
     FreeMemoryGuard guard(options.keep_free_bytes);  // what the kernels would have written stays poison
@@ -365,8 +367,10 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   }
   if (!a.message.empty()) return a;
   c10::IValue expected;
-  with_output_in_host_memory(out, options.offload_candidate_output,
-                             [&] { expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs); });
+  with_output_in_host_memory(out, options.offload_candidate_output, [&] {
+    expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
+    made.clear();  // not needed again: the output may come back where they were
+  });
   const auto cmp = compare_outputs(expected, out, options.tolerance);
   a.outputs_right = cmp.verdict == Verdict::correct;
   a.message = a.outputs_right ? "the outputs are right with every launch of the submission's kernels skipped: the "

@@ -24,11 +24,13 @@ Footprint measure_footprint(problems::Reference& reference, uint64_t seed, bool 
   f.input_bytes = reference.problem().input_bytes;
   {
     const auto candidate_weights = copy_of_state(reference.state());
-    const auto inputs = reference.make_inputs(seed);
+    auto inputs = reference.make_inputs(seed);
     auto candidate_output = run_reference(reference, inputs, seed);  // what a candidate would return
     c10::IValue reference_output;
-    with_output_in_host_memory(candidate_output, offload_candidate_output,
-                               [&] { reference_output = run_reference(reference, inputs, seed); });
+    with_output_in_host_memory(candidate_output, offload_candidate_output, [&] {
+      reference_output = run_reference(reference, inputs, seed);
+      inputs.clear();  // as a trial drops them before the comparison
+    });
     f.output_bytes = bytes_of(reference_output);
   }
   // Index 0 is StatType::AGGREGATE (all pools), whose namespace differs between libtorch versions.

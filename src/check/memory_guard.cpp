@@ -42,16 +42,16 @@ std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, 
   return unallocated_parts(parts, live);
 }
 
-HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes) {
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes, int64_t limit_room) {
   // Taking leaves 1 GiB besides `keep_free_bytes` to the driver: new small-allocation segments,
-  // library workspaces. Giving back is needed only once the kernels' local memory
+  // library workspaces; under a limit, which the driver's needs lie outside of, kLimitReserve of it. Giving back is needed only once the kernels' local memory
   // (`keep_free_bytes`) would no longer fit beside a 256 MiB reserve: the margin left by an earlier
   // hold usually covers a later one's `keep_free_bytes`, and returning tens of GiB to take them
   // again costs hundreds of milliseconds.
   constexpr int64_t kMargin = int64_t{1} << 30, kReserve = int64_t{256} << 20, kWorthTaking = int64_t{64} << 20;
   HoldPlan plan;
   plan.release = free_bytes < keep_free_bytes + kReserve;
-  const int64_t take = free_bytes - kMargin - keep_free_bytes;
+  const int64_t take = std::min(free_bytes - kMargin - keep_free_bytes, limit_room - kLimitReserve);
   if (!plan.release && take >= kWorthTaking) plan.take = take;
   return plan;
 }
@@ -156,13 +156,11 @@ int64_t reserved_bytes() {
   return allocator::getDeviceStats(device).reserved_bytes[0].current;
 }
 
-// What the allocator could still take: the driver's free memory, and under a limit what is left of it.
-int64_t takeable_bytes() {
+HoldPlan plan_hold_now(int64_t keep_free_bytes) {
   size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return 0;
-  auto takeable = static_cast<int64_t>(free_bytes);
-  if (g_memory_limit > 0) takeable = std::min(takeable, g_memory_limit - reserved_bytes());
-  return takeable;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return {};
+  return plan_hold(static_cast<int64_t>(free_bytes), keep_free_bytes,
+                   g_memory_limit > 0 ? g_memory_limit - reserved_bytes() : std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace
@@ -180,13 +178,13 @@ void limit_gpu_memory(int device, int64_t bytes) {
 }
 
 bool hold_free_memory(int64_t keep_free_bytes) {
-  auto plan = plan_hold(takeable_bytes(), keep_free_bytes);
+  auto plan = plan_hold_now(keep_free_bytes);
   if (plan.release) {
     // cuBLAS keeps its workspace, made by the first matmul after the last hold, in the held
     // segment; the allocator returns only segments with nothing alive in them.
     at::cuda::clearCublasWorkspaces();
     allocator::emptyCache();
-    plan = plan_hold(takeable_bytes(), keep_free_bytes);
+    plan = plan_hold_now(keep_free_bytes);
     if (plan.release) return false;
   }
   // Allocated and freed at once: it stays in the allocator's cache as one free block.

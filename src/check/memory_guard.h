@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,20 +31,29 @@ namespace kbench::check {
 void limit_gpu_memory(int device, int64_t bytes);
 
 // Makes the caching allocator hold all free device memory but a margin of 1 GiB and
-// `keep_free_bytes`: what a FreeMemoryGuard poisons. Memory freed since the last call is taken in;
+// `keep_free_bytes` (under --gpu-memory: all the limit leaves but kLimitReserve): what a
+// FreeMemoryGuard poisons. Memory freed since the last call is taken in;
 // only when the driver has less than `keep_free_bytes` and a little room left is the cached memory
 // returned and taken again (hundreds of milliseconds for tens of GiB). Returns false when even
 // then `keep_free_bytes` are not free: tensors still alive (a warm worker's kept reference outputs)
 // sit in the segment the memory is held in, which the allocator can only return whole.
 bool hold_free_memory(int64_t keep_free_bytes = 0);
 
-// What hold_free_memory does when the driver reports `free_bytes` free: return the allocator's
-// cached memory first or not, then take `take` more bytes (0: not worth it).
+// Under --gpu-memory, what the held memory leaves of the limit: room for the segments of small
+// allocations, which the held block cannot serve. The driver's own needs (the kernels' local
+// memory, library workspaces) lie outside the limit, on the GPU's real free memory. An evaluation
+// can give tensors the limit less this (sandbox/evaluation.h's MemoryPlan counts with it).
+inline constexpr int64_t kLimitReserve = int64_t{256} << 20;
+
+// What hold_free_memory does when the driver reports `free_bytes` free and a --gpu-memory limit
+// leaves `limit_room` more bytes to the allocator: return the allocator's cached memory first or
+// not, then take `take` more bytes (0: not worth it).
 struct HoldPlan {
   bool release = false;
   int64_t take = 0;
 };
-HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes);
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes,
+                   int64_t limit_room = std::numeric_limits<int64_t>::max());
 
 using ByteRange = std::pair<uintptr_t, uintptr_t>;  // [begin, end)
 

@@ -28,8 +28,9 @@ int64_t bytes_of(const c10::IValue& value);
 
 // Runs `compute` (the reference's forward) with the candidate's `output` waiting in host memory when
 // `offload` is set: on a GPU too small for it beside the reference's inputs, temporaries and output
-// (--gpu-memory). The output is never where the reference runs either way; it is back on its GPU
-// when this returns, also when `compute` throws.
+// (--gpu-memory). It is back on its GPU when this returns, also when `compute` throws; `compute`
+// drops the inputs when it is done with them, so that the two outputs need no more room than the
+// inputs and the candidate's output did.
 void with_output_in_host_memory(c10::IValue& output, bool offload, const std::function<void()>& compute);
 
 class ReferenceOutputCache {

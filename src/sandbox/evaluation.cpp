@@ -142,9 +142,11 @@ int64_t gpu_memory_bytes(const EvalRequest& req) { return static_cast<int64_t>(r
 
 MemoryPlan plan_gpu_memory(const EvalRequest& req, const problems::Problem& problem) {
   const int64_t limit = gpu_memory_bytes(req);
-  if (limit <= 0 || req.compile_only || !problem.footprint.known_to_exceed(limit)) return {};
+  // What tensors can have of the limit: the memory guard keeps kLimitReserve of it for small allocations.
+  const int64_t for_tensors = limit - check::kLimitReserve;
+  if (limit <= 0 || req.compile_only || !problem.footprint.known_to_exceed(for_tensors)) return {};
   const auto& offloaded = problem.footprint_offloaded;
-  if (offloaded.bytes > 0 && !offloaded.known_to_exceed(limit)) return {true, ""};
+  if (offloaded.bytes > 0 && !offloaded.known_to_exceed(for_tensors)) return {true, ""};
   const auto gib = [](const problems::MemoryNeed& need) {
     char text[64];
     std::snprintf(text, sizeof text, "%s%.1f GiB", need.more_than ? "more than " : "", static_cast<double>(need.bytes) / (1 << 30));

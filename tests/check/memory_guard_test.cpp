@@ -38,6 +38,11 @@ TEST_CASE("memory is held to a 1 GiB margin and given back only when local memor
   CHECK(plan_hold(GiB, 800 * MiB).release);
   CHECK(plan_hold(300 * MiB, 0).take == 0);
   CHECK(plan_hold(200 * MiB, 0).release);
+  // Under --gpu-memory 22 on a bigger GPU: all of the limit but the small allocations' reserve.
+  CHECK(plan_hold(139 * GiB, 10 * MiB, 22 * GiB).take == 22 * GiB - kbench::check::kLimitReserve);
+  CHECK(plan_hold(139 * GiB, 10 * MiB, 22 * GiB - 7 * GiB).take == 15 * GiB - kbench::check::kLimitReserve);
+  CHECK(plan_hold(139 * GiB, 0, 100 * MiB).take == 0);  // the limit is reached
+  CHECK(plan_hold(2 * GiB, 0, 22 * GiB).take == GiB);     // the GPU itself is nearly full
 }
 
 TEST_CASE("an allocation's guard zone is what follows it and was free when the guard began", "[check]") {
