@@ -225,7 +225,11 @@ struct TrialRunner {
       return out;
     } catch (const std::exception& e) {
       const std::string what = e.what();
-      if (!robustness || what.find(launch::kRuntimeErrorTag) != std::string::npos) throw;
+      // Out of memory is kbench's GPU (or --gpu-memory) too small, not the inputs: an error of the
+      // evaluation, never a trial that silently does not count.
+      if (!robustness || what.find(launch::kRuntimeErrorTag) != std::string::npos ||
+          what.find("out of memory") != std::string::npos)
+        throw;
       t.skipped = "the reference fails on " + t.inputs.distribution + " inputs: " + first_line_of_interest(what);
       result.context_poisoned = is_sticky_cuda_error(what);
       return std::nullopt;

@@ -2,6 +2,7 @@
 // set to extremes so that the decision does not depend on this machine's speed), that a kept output
 // comes back equal and is not recomputed, and that its memory cap holds. That kept outputs are
 // reused in a batch on the GPU is checked by the GPU batch test (its records count them).
+#include <limits>
 #include <thread>
 
 #include "check/reference_outputs.h"
@@ -99,4 +100,13 @@ TEST_CASE("a candidate's output set aside for the reference comes back whole, al
   c10::IValue kept = a;  // not offloaded: the very tensor stays
   with_output_in_host_memory(kept, false, [&] { CHECK(kept.toTensor().is_same(a)); });
   CHECK(kept.toTensor().is_same(a));
+}
+
+TEST_CASE("finiteness is checked chunk by chunk, to the last element", "[check]") {
+  auto big = torch::zeros({(int64_t{1} << 24) + 5});  // past one chunk
+  CHECK(kbench::check::all_finite(big));
+  big[big.numel() - 1] = std::numeric_limits<float>::infinity();
+  CHECK_FALSE(kbench::check::all_finite(big));
+  const auto strided = torch::zeros({4, 6}).t();  // not contiguous
+  CHECK(kbench::check::all_finite(c10::ivalue::Tuple::create({strided, torch::tensor({1, 2})})));
 }
