@@ -176,9 +176,11 @@ PY
     tail -1 "$LOGS/ci-gpu-memory.log"
     python3 - "$LOGS/ci-gpu-memory.jsonl" <<'PY'
 import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r.get("verdict") != "correct" or r.get("candidate_output_offloaded"):
+records = [json.loads(line) for line in open(sys.argv[1])]
+print("%d records, %d correct, %d with every robustness trial counted" % (len(records), sum(r.get("verdict") == "correct" for r in records),
+      sum("could not count" not in r.get("message", "") for r in records if r.get("verdict") == "correct")))
+for r in records:
+    if r.get("verdict") != "correct" or r.get("candidate_output_offloaded") or "could not count" in r.get("message", ""):
         print("%-44s %-12s %s%s" % (r["batch"]["file"][:44], r.get("verdict"), "offloaded; " if r.get("candidate_output_offloaded") else "",
                                     r.get("message", "")[:150]))
 PY
