@@ -23,18 +23,36 @@ using namespace kbench;
 
 namespace {
 constexpr int64_t GiB = int64_t{1} << 30;
-}
 
-TEST_CASE("a catalog reads each problem's measured footprint, or the limit it ran out of memory under", "[problems]") {
-  const auto root = std::filesystem::temp_directory_path() / "kbench-footprint-root";
+// A project root of its own: the real manifest, and `problems` as its problems/footprint.json.
+std::filesystem::path root_with_footprints(const std::string& name, const nlohmann::json& problems) {
+  const auto root = std::filesystem::temp_directory_path() / name;
   testing::remove_tree(root);
   std::filesystem::create_directories(root / "problems");
   std::filesystem::copy_file(testing::test_dir().parent_path() / "problems" / "manifest.json", root / "problems" / "manifest.json");
-  std::ofstream(root / "problems" / "footprint.json") << nlohmann::json{
-      {"problems",
-       {{"level1/19_ReLU", {{"peak_bytes", 18 * GiB}, {"input_bytes", 6 * GiB}}},
-        {"level1/45_Average_Pooling_2D", {{"out_of_memory_under_bytes", 22 * GiB}}},
-        {"level1/39_L2Norm_", {{"out_of_memory_under_bytes", 22 * GiB}, {"offloaded", {{"peak_bytes", 15 * GiB}}}}}}}};
+  std::ofstream(root / "problems" / "footprint.json") << nlohmann::json{{"problems", problems}};
+  return root;
+}
+
+// A reference kernel (levelN/<file>) evaluated in a worker under --gpu-memory 22.
+nlohmann::json evaluate_under_22_gib(const std::string& file, int level, int problem, const std::string& root = "") {
+  sandbox::EvalRequest req;
+  req.root = root;
+  req.submission = (testing::test_dir().parent_path() / ("level" + std::to_string(level)) / file).string();
+  req.level = level;
+  req.problem = problem;
+  req.gpu_memory_gib = 22;
+  req.timing.trials = 10;
+  return sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
+}
+}  // namespace
+
+TEST_CASE("a catalog reads each problem's measured footprint, or the limit it ran out of memory under", "[problems]") {
+  const auto root = root_with_footprints(
+      "kbench-footprint-root",
+      {{"level1/19_ReLU", {{"peak_bytes", 18 * GiB}, {"input_bytes", 6 * GiB}}},
+       {"level1/45_Average_Pooling_2D", {{"out_of_memory_under_bytes", 22 * GiB}}},
+       {"level1/39_L2Norm_", {{"out_of_memory_under_bytes", 22 * GiB}, {"offloaded", {{"peak_bytes", 15 * GiB}}}}}});
   const auto catalog = problems::Catalog::load(root);
   const auto& relu = catalog.get(1, 19);
   CHECK(relu.footprint.bytes == 18 * GiB);
@@ -101,12 +119,7 @@ TEST_CASE("under --gpu-memory a problem measured to need more is offloaded where
 }
 
 TEST_CASE("an evaluation refused for its footprint says so before it reads the submission", "[sandbox]") {
-  const auto root = std::filesystem::temp_directory_path() / "kbench-footprint-refusal";
-  testing::remove_tree(root);
-  std::filesystem::create_directories(root / "problems");
-  std::filesystem::copy_file(testing::test_dir().parent_path() / "problems" / "manifest.json", root / "problems" / "manifest.json");
-  std::ofstream(root / "problems" / "footprint.json")
-      << nlohmann::json{{"problems", {{"level1/19_ReLU", {{"peak_bytes", 18 * GiB}}}}}};
+  const auto root = root_with_footprints("kbench-footprint-refusal", {{"level1/19_ReLU", {{"peak_bytes", 18 * GiB}}}});
   sandbox::EvalRequest req;
   req.root = root.string();
   req.submission = (root / "absent.cu").string();  // never read
@@ -159,20 +172,10 @@ TEST_CASE("a candidate's output waits in host memory while the reference runs, a
 TEST_CASE("a reference kernel that fits 22 GiB only with its output offloaded evaluates correct so", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   // L1#39's footprint as the H100 measured it (problems/footprint.json), in a root of its own.
-  const auto root = std::filesystem::temp_directory_path() / "kbench-footprint-offload";
-  testing::remove_tree(root);
-  std::filesystem::create_directories(root / "problems");
-  std::filesystem::copy_file(testing::test_dir().parent_path() / "problems" / "manifest.json", root / "problems" / "manifest.json");
-  std::ofstream(root / "problems" / "footprint.json") << nlohmann::json{
-      {"problems", {{"level1/39_L2Norm_", {{"out_of_memory_under_bytes", 22 * GiB}, {"offloaded", {{"peak_bytes", 21 * GiB}}}}}}}};
-  sandbox::EvalRequest req;
-  req.root = root.string();
-  req.submission = (testing::test_dir().parent_path() / "level1" / "39_L2Norm_.cu").string();
-  req.level = 1;
-  req.problem = 39;
-  req.gpu_memory_gib = 22;
-  req.timing.trials = 10;
-  const auto record = sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
+  const auto root = root_with_footprints(
+      "kbench-footprint-offload",
+      {{"level1/39_L2Norm_", {{"out_of_memory_under_bytes", 22 * GiB}, {"offloaded", {{"peak_bytes", 21 * GiB}}}}}});
+  const auto record = evaluate_under_22_gib("39_L2Norm_.cu", 1, 39, root.string());
   INFO(record.dump().substr(0, 2000));
   CHECK(record["verdict"] == "correct");
   CHECK(record.value("candidate_output_offloaded", false));
@@ -181,13 +184,7 @@ TEST_CASE("a reference kernel that fits 22 GiB only with its output offloaded ev
 
 TEST_CASE("a reference kernel evaluates correct under --gpu-memory 22", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  sandbox::EvalRequest req;
-  req.submission = (testing::test_dir().parent_path() / "level1" / "19_ReLU.cu").string();
-  req.level = 1;
-  req.problem = 19;
-  req.gpu_memory_gib = 22;
-  req.timing.trials = 10;
-  const auto record = sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
+  const auto record = evaluate_under_22_gib("19_ReLU.cu", 1, 19);
   INFO(record.dump().substr(0, 2000));
   CHECK(record["verdict"] == "correct");
   CHECK(record["gpu_memory_gib"] == 22.0);
