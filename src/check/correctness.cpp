@@ -68,6 +68,8 @@ std::string output_not_from_kernels(const c10::IValue& output, const std::vector
 
 }  // namespace
 
+bool is_out_of_memory(const std::string& what) { return what.find("out of memory") != std::string::npos; }
+
 Verdict classify_exception(const std::string& what) {
   if (what.find(launch::kLaunchErrorTag) != std::string::npos) return Verdict::launch_error;
   if (what.find(launch::kRuntimeErrorTag) != std::string::npos) return Verdict::runtime_error;
@@ -227,9 +229,7 @@ struct TrialRunner {
       const std::string what = e.what();
       // Out of memory is kbench's GPU (or --gpu-memory) too small, not the inputs: an error of the
       // evaluation, never a trial that silently does not count.
-      if (!robustness || what.find(launch::kRuntimeErrorTag) != std::string::npos ||
-          what.find("out of memory") != std::string::npos)
-        throw;
+      if (!robustness || what.find(launch::kRuntimeErrorTag) != std::string::npos || is_out_of_memory(what)) throw;
       t.skipped = "the reference fails on " + t.inputs.distribution + " inputs: " + first_line_of_interest(what);
       result.context_poisoned = is_sticky_cuda_error(what);
       return std::nullopt;

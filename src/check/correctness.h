@@ -103,6 +103,9 @@ struct CorrectnessResult {
 
 // Maps an exception from the candidate's forward to a verdict, using the tags of launch/launch_op.h.
 Verdict classify_exception(const std::string& what);
+// An allocation failed (PyTorch's "out of memory", also inside a TorchScript traceback): the GPU,
+// or the --gpu-memory limit, is too small, whatever the inputs.
+bool is_out_of_memory(const std::string& what);
 std::string first_line_of_interest(const std::string& what);
 
 // What a failed robustness trial makes of the candidate: a wrong answer on other inputs is

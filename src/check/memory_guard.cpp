@@ -44,10 +44,11 @@ std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, 
 
 HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes, int64_t limit_room) {
   // Taking leaves 1 GiB besides `keep_free_bytes` to the driver: new small-allocation segments,
-  // library workspaces; under a limit, which the driver's needs lie outside of, kLimitReserve of it. Giving back is needed only once the kernels' local memory
-  // (`keep_free_bytes`) would no longer fit beside a 256 MiB reserve: the margin left by an earlier
-  // hold usually covers a later one's `keep_free_bytes`, and returning tens of GiB to take them
-  // again costs hundreds of milliseconds.
+  // library workspaces; under a limit, which the driver's needs lie outside of, kLimitReserve of
+  // it. Giving back is needed only once the kernels' local memory (`keep_free_bytes`) would no
+  // longer fit beside a 256 MiB reserve: the margin left by an earlier hold usually covers a later
+  // one's `keep_free_bytes`, and returning tens of GiB to take them again costs hundreds of
+  // milliseconds.
   constexpr int64_t kMargin = int64_t{1} << 30, kReserve = int64_t{256} << 20, kWorthTaking = int64_t{64} << 20;
   HoldPlan plan;
   plan.release = free_bytes < keep_free_bytes + kReserve;

@@ -7,6 +7,7 @@
 
 #include "check/correctness.h"
 #include "check/reference_outputs.h"
+#include "log/elapsed.h"
 
 #ifdef KBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -17,9 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+using log::ms_since;
 
 // So that a draw's time is the GPU's; an error surfacing here is reported by the timing loop's
 // own synchronisation right after.

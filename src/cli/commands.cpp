@@ -493,7 +493,7 @@ void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
         problems::Reference reference(p, torch::Device(torch::kCUDA, sweep->device));
         return check::to_json(check::measure_footprint(reference, 1, offload));
       } catch (const std::exception& e) {
-        if (limit_bytes == 0 || std::string(e.what()).find("out of memory") == std::string::npos) throw;
+        if (limit_bytes == 0 || !check::is_out_of_memory(e.what())) throw;
         return check::exceeded_limit_json(limit_bytes);
       }
     };

@@ -1,8 +1,8 @@
 #include "compile/python_runtime.h"
 
 #include <array>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
 #include <stdexcept>
@@ -11,6 +11,7 @@
 #include <pybind11/embed.h>
 
 #include "compile/modelnew_support_source.h"  // generated from modelnew_support.py
+#include "log/elapsed.h"
 #include "problems/catalog.h"
 
 extern char** environ;
@@ -21,7 +22,7 @@ namespace kbench::compile::python {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+using log::ms_since;
 
 std::atomic<bool> g_submission_phase{false};
 StartTimes g_start_times;
@@ -33,9 +34,9 @@ constexpr std::array<std::string_view, 17> kUnsupportedBackends = {
     "triton", "tilelang", "tvm", "cutlass", "cute", "thunderkittens", "cupy", "cupyx", "numba",
     "pycuda", "cuda", "jax", "jaxlib", "warp", "taichi", "helion", "mojo"};
 
-// Events refused outright (threads apart, in audit()): processes, signals, changes to the file system (but making a
-// directory: submissions often make a build directory they never use), walks over every live
-// object, more audit hooks.
+// Events refused outright (threads apart, in audit()): processes, signals, changes to the file
+// system (but making a directory: submissions often make a build directory they never use), walks
+// over every live object, more audit hooks.
 constexpr std::array<std::string_view, 38> kRefusedEvents = {
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn",
     "subprocess.Popen", "os.kill", "os.killpg", "signal.pthread_kill",

@@ -16,6 +16,7 @@
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "launch/launch_op.h"
+#include "log/elapsed.h"
 #include "log/log.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
@@ -37,9 +38,7 @@ namespace {
 using check::Verdict;
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+using log::ms_since;
 
 void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) {
   record["verdict"] = check::to_string(v);

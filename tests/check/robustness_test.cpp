@@ -161,3 +161,9 @@ TEST_CASE("degenerate problems are found: constant outputs, outputs under atol, 
   if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
   else ::unsetenv("KBENCH_CACHE");
 }
+
+TEST_CASE("an allocation that failed is told apart from other errors, also inside a TorchScript traceback", "[check]") {
+  CHECK(kbench::check::is_out_of_memory(
+      "The following operation failed in the TorchScript interpreter.\nRuntimeError: CUDA out of memory. Tried to allocate 8.00 GiB."));
+  CHECK_FALSE(kbench::check::is_out_of_memory("RuntimeError: index 7 is out of bounds for dimension 0"));
+}
