@@ -130,9 +130,11 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
                                     const c10::Dict<std::string, at::Tensor>& candidate_params,
                                     const CheckOptions& options, ReferenceOutputCache& reference_outputs);
 
-// The ablation run: forward once more on `inputs` with every kbench.launch skipped and free memory
-// poisoned as in a trial. If its outputs still match the reference (kbench's rule), the
-// submission's kernels did not compute them: the host program's PyTorch ops did.
+// The ablation run: forward once more on `inputs` with every launch of the submission's kernels
+// skipped and free memory poisoned as in a trial, then once more with a finite poison (see
+// memory_guard.h). If the outputs still match the reference (kbench's rule) either time, the
+// submission's kernels did not compute them: the host program's PyTorch ops did. A forward that
+// ends in PyTorch ops on its kernels' results passes: without them its outputs are wrong.
 struct AblationResult {
   TrialInputs inputs;
   bool outputs_right = false;

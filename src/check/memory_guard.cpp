@@ -76,10 +76,11 @@ struct AllocationLog {
   std::vector<ByteRange> free_at_start;  // guard zones: memory that was free when the guard began
   std::vector<ByteRange> zones;          // guard zones poisoned so far
   bool zoned = false;
+  uint8_t fill = kPoisonByte;            // what new blocks are filled with
 };
 
-void poison(const ByteRange& r, cudaStream_t stream) {
-  cudaMemsetAsync(reinterpret_cast<void*>(r.first), 0xFF, r.second - r.first, stream);
+void poison(const ByteRange& r, uint8_t fill, cudaStream_t stream) {
+  cudaMemsetAsync(reinterpret_cast<void*>(r.first), fill, r.second - r.first, stream);
 }
 
 AllocationLog& allocation_log() {
@@ -99,12 +100,12 @@ AllocationLog& allocation_log() {
                             static_cast<uintptr_t>(e.addr_) + (static_cast<uintptr_t>(e.size_) + kRound - 1) / kRound * kRound};
       l->ranges.push_back(range);
       if (e.action_ != Action::ALLOC) return;
-      poison(range, static_cast<cudaStream_t>(e.stream_));
+      poison(range, l->fill, static_cast<cudaStream_t>(e.stream_));
       if (!l->zoned) return;
       const std::vector<ByteRange> live(l->live.begin(), l->live.end());
       l->live.emplace(range);
       for (const auto& zone : guard_zone(range, kGuardZoneBytes, l->free_at_start, live)) {
-        poison(zone, static_cast<cudaStream_t>(e.stream_));
+        poison(zone, l->fill, static_cast<cudaStream_t>(e.stream_));
         l->zones.push_back(zone);
       }
     });
@@ -193,13 +194,14 @@ bool hold_free_memory(int64_t keep_free_bytes) {
   return true;
 }
 
-FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent) : extent_(extent) {
+FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent, uint8_t fill) : extent_(extent), fill_(fill) {
   auto& log = allocation_log();
   hold_free_memory(keep_free_bytes);
   auto free_now = free_blocks();
   if (extent == Poison::all_free)
-    for (const auto& [begin, end] : free_now) device_bytes(begin, end, at::kByte).fill_(0xFF);
+    for (const auto& [begin, end] : free_now) device_bytes(begin, end, at::kByte).fill_(fill);
   std::lock_guard<std::mutex> lock(log.mutex);
+  log.fill = fill;
   log.ranges.clear();
   log.live.clear();
   log.zones.clear();
@@ -252,16 +254,19 @@ std::string FreeMemoryGuard::stray_writes() {
     }
     bytes.resize(r.second - r.first);
     cudaMemcpy(bytes.data(), reinterpret_cast<void*>(r.first), bytes.size(), cudaMemcpyDeviceToHost);
-    note(std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0xFF; }), r);
+    note(std::all_of(bytes.begin(), bytes.end(), [&](uint8_t b) { return b == fill_; }), r);
   }
   // Large regions on the device, one min/max pass each. The log is read again for each: what these
   // reductions allocate is left out of the regions checked after them.
   for (const auto& region : large) {
     for (const auto& r : unallocated_parts({region}, recorded())) {
-      // All bytes 0xFF <=> every 32-bit word is -1: words where aligned.
+      // All bytes the fill <=> every 32-bit word is four of it: words where aligned.
       const bool words = r.first % 4 == 0 && r.second % 4 == 0;
       const auto [lo, hi] = at::aminmax(device_bytes(r.first, r.second, words ? at::kInt : at::kByte));
-      note(words ? (lo.item<int32_t>() == -1 && hi.item<int32_t>() == -1) : lo.item<uint8_t>() == 0xFF, r);
+      const auto word = static_cast<int32_t>(uint32_t{fill_} * 0x01010101u);
+      note(words ? (lo.item<int32_t>() == word && hi.item<int32_t>() == word)
+                 : (lo.item<uint8_t>() == fill_ && hi.item<uint8_t>() == fill_),
+           r);
     }
   }
   if (bad_regions == 0) return "";
@@ -273,7 +278,7 @@ std::string FreeMemoryGuard::stray_writes() {
 
 void limit_gpu_memory(int, int64_t) {}
 bool hold_free_memory(int64_t) { return true; }
-FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent) : extent_(extent) {}
+FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent, uint8_t fill) : extent_(extent), fill_(fill) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }
 

@@ -70,6 +70,13 @@ std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, 
 
 inline constexpr uintptr_t kGuardZoneBytes = uintptr_t{2} << 20;
 
+// What poisoned memory holds: 0xFF bytes are a NaN in every floating-point type, so an output a
+// candidate never writes cannot pass. The ablation run also fills with kFinitePoisonByte (0x3F: 0.747
+// in float32, 1.81 in half), under which an output that does not depend on the kernels' results
+// (x - x, x * 0 of what they wrote) stays right where NaN would have spoilt it.
+inline constexpr uint8_t kPoisonByte = 0xFF;
+inline constexpr uint8_t kFinitePoisonByte = 0x3F;
+
 enum class Poison {
   all_free,     // all free memory poisoned before the run and checked after it
   guard_zones,  // the candidate's allocations and the 2 MiB after each
@@ -77,10 +84,10 @@ enum class Poison {
 
 class FreeMemoryGuard {
  public:
-  // Poisons (see Poison) and starts recording allocations, filling each as it is handed out.
-  // `keep_free_bytes` is memory left to the driver (local memory for the candidate's kernels)
+  // Poisons (see Poison) with `fill` and starts recording allocations, filling each as it is handed
+  // out. `keep_free_bytes` is memory left to the driver (local memory for the candidate's kernels)
   // besides a fixed margin. No-op without a GPU.
-  explicit FreeMemoryGuard(int64_t keep_free_bytes = 0, Poison extent = Poison::all_free);
+  explicit FreeMemoryGuard(int64_t keep_free_bytes = 0, Poison extent = Poison::all_free, uint8_t fill = kPoisonByte);
   ~FreeMemoryGuard();
   FreeMemoryGuard(const FreeMemoryGuard&) = delete;
   FreeMemoryGuard& operator=(const FreeMemoryGuard&) = delete;
@@ -90,6 +97,7 @@ class FreeMemoryGuard {
 
  private:
   Poison extent_;
+  uint8_t fill_;
   std::vector<ByteRange> poisoned_;  // all_free: [begin, end) free blocks, in address order
 };
 

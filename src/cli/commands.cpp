@@ -647,6 +647,11 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_flag("--compile-only", *compile_only, "Check only what needs no GPU, even where there is one");
   auto base = std::make_shared<sandbox::EvalRequest>();
   add_gpu_memory_option(cmd, *base);
+  cmd->add_option_function<std::string>(
+         "--torch-ops", [base](const std::string& policy) { base->check.forbid_torch_ops = policy == "forbid"; },
+         "forbid: kernels whose forward calls PyTorch compute ops are refused (listed as such, not regressions); "
+         "every other kernel must be correct without any")
+      ->check(CLI::IsMember({"allow", "forbid"}));
   cmd->callback([&g, &exit_code, dir, recorded_path, out, record, timing_trials, compile_only, base] {
     apply_logging(g);
     const auto root = problems::project_root(g.root);
@@ -679,21 +684,24 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
         if (entry.path().extension() == ".json") recorded.update(nlohmann::json::parse(read_text(entry.path())));
     }
     const auto rows = report::compare_with_recorded(recorded, records, gpu.present);
-    int regressed = 0, skipped = 0;
-    for (const auto& r : rows) regressed += r.status == "REGRESSED", skipped += r.status == "skipped";
+    int regressed = 0, skipped = 0, refused = 0;
+    for (const auto& r : rows)
+      regressed += r.status == "REGRESSED", skipped += r.status == "skipped", refused += r.status == "refused";
     if (g.json) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& r : rows)
         j.push_back({{"file", r.file}, {"recorded", r.recorded_verdict}, {"verdict", r.verdict}, {"status", r.status},
                      {"recorded_speedup", r.recorded_speedup}, {"speedup", r.speedup}, {"why", r.why}});
-      std::cout << nlohmann::json{{"kernels", j}, {"regressed", regressed}, {"gpu", gpu.present}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"kernels", j}, {"regressed", regressed}, {"refused", refused}, {"gpu", gpu.present}}.dump(2) << "\n";
     } else {
       std::cout << report::regression_table(rows);
-      std::printf("%zu kernels, %d regressed%s\n", rows.size(), regressed,
+      std::printf("%zu kernels, %d regressed%s%s\n", rows.size(), regressed,
+                  refused ? (", " + std::to_string(refused) + " refused by --torch-ops forbid").c_str() : "",
                   gpu.present ? "" : (", " + std::to_string(skipped) + " not run (no GPU: compiled and checked signatures and host programs only)").c_str());
     }
     if (*record) {
       if (!gpu.present) throw std::runtime_error("--record needs a GPU: a record holds verdicts and timings");
+      if (refused) throw std::runtime_error("--record keeps kbench's own policy: run it without --torch-ops forbid");
       std::filesystem::create_directories(file.parent_path());
       std::ofstream(file) << report::to_recorded(records).dump(2) << "\n";
       std::printf("recorded %s\n", file.c_str());

@@ -31,7 +31,6 @@ LaunchObserver* g_observer = nullptr;
 struct PackedArgs {
   std::vector<std::array<unsigned char, 8>> storage;
   std::vector<void*> pointers;
-  std::vector<uintptr_t> tensor_addresses;  // the storages the kernel is given
 
   template <typename T>
   void push(T value) {
@@ -63,7 +62,6 @@ void pack_argument(PackedArgs& packed, const c10::IValue& arg, const compile::Ke
     if (!t.is_cuda()) fail(k, where + " is a tensor on " + t.device().str() + "; kernels need GPU tensors");
     if (param.kind != ParamKind::Word64) fail(k, where + " is a tensor but the parameter is not a pointer");
     packed.push(t.data_ptr());
-    packed.tensor_addresses.push_back(reinterpret_cast<uintptr_t>(t.data_ptr()));
   } else if (arg.isBool()) {
     if (param.kind != ParamKind::Integer) fail(k, where + " is a bool but the parameter is not an integer");
     packed.push(static_cast<uint8_t>(arg.toBool()));
@@ -150,7 +148,7 @@ void launch(const std::string& name, const std::vector<int64_t>& grid, const std
     fail(k, text);
   }
   if (g_observer) g_observer->after(shape);
-  record_launch(packed.tensor_addresses);
+  record_launch();
 #else
   (void)name; (void)grid; (void)block; (void)args; (void)shared_mem;
   fail(nullptr, "kbench.launch needs a GPU build of kbench");

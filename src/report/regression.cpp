@@ -37,6 +37,13 @@ std::vector<RegressionRow> compare_with_recorded(const nlohmann::json& recorded,
     row.file = r["batch"].value("file", "");
     row.verdict = r.value("verdict", "");
     row.speedup = speedup_of(r);
+    if (const auto refused = r.find("torch_ops_refused"); refused != r.end()) {
+      row.recorded_verdict = recorded.contains(row.file) ? recorded[row.file].value("verdict", "") : "";
+      row.status = "refused";
+      row.why = "forward calls " + refused->dump() + " (--torch-ops forbid)";
+      rows.push_back(row);
+      continue;
+    }
     if (!recorded.contains(row.file)) {
       row.status = gpu_run ? "new" : (compile_side(row.verdict) ? "REGRESSED" : "skipped");
       row.why = compile_side(row.verdict) ? r.value("message", "") : (gpu_run ? "not recorded yet" : "needs a GPU");

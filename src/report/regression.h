@@ -13,7 +13,9 @@ struct RegressionRow {
   std::string recorded_verdict, verdict;
   double recorded_speedup = 0, speedup = 0;
   double allowed_drop = 0;  // fraction, from the recorded and current noise
-  std::string status;       // "ok", "REGRESSED", "new", "improved", "skipped"
+  // "ok", "REGRESSED", "new", "improved", "skipped", or "refused": --torch-ops forbid refused it before
+  // it ran (its forward calls PyTorch compute ops, as a kernel that leaves a matmul to cuBLAS does)
+  std::string status;
   std::string why;
 };
 
