@@ -21,6 +21,8 @@
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu);
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
+# process-state  submissions that change the worker's process state: the GPU test, then
+#             scripts/process-state-check.sh (each fixture beside its twin; batch and serve, poisoner first)
 # modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
 # footprint   every problem exported, then kbench footprint --gpu-memory ${GPU_MEMORY_GIB:-22} --write (problems/footprint.json saved)
 # gpu-memory  kbench ci --gpu-memory ${GPU_MEMORY_GIB:-22}: every reference kernel evaluated as on a GPU that small
@@ -160,10 +162,17 @@ PY
     cat "$LOGS/profile.log" | cut -c1-240
     save "$LOGS/profile/profile-2-12.json" ;;
   modelnew)
-    timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 2:12
+    timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 3:4
     timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
     grep -E "^[0-9]+: modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -60 ;;
+  process-state)
+    timed export-process-state python3 scripts/export_problems.py --only 1:19 2:1
+    timed ctest-process-state ctest --test-dir build-gpu -R "process state|poisoner" -FA '.*' -V -j1
+    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-process-state.log" | head -20
+    grep -E "^[0-9]+: poisoner batch" "$LOGS/ctest-process-state.log" | sed -E 's/^[0-9]+: //' | cut -c1-170
+    timed process-state-check scripts/process-state-check.sh build-gpu "$LOGS"
+    cat "$LOGS/process-state-check.log" | cut -c1-220 ;;
   footprint)
     timed export-all python3 scripts/export_problems.py
     timed footprint $KB footprint --gpu-memory "${GPU_MEMORY_GIB:-22}" --write

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "check/memory_guard.h"
+#include "check/process_state.h"
 #include "check/reference_outputs.h"
 #include "check/torch_op_observer.h"
 #include "launch/launch_op.h"
@@ -48,9 +49,10 @@ class PhaseTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
-// The submission's kernels must produce the answer: an output that is (a view of) an input, or
-// whose memory no launched kernel was given, was made by the host program alone.
-std::string output_not_from_kernels(const c10::IValue& output, const std::vector<c10::IValue>& inputs) {
+// An output that is (a view of) an input was made by the host program alone. One that PyTorch
+// ops computed after the kernels ran (a final F.linear, a division by n) is judged by the ablation
+// run: it is the kernels' work if it is wrong without them.
+std::string output_is_an_input(const c10::IValue& output, const std::vector<c10::IValue>& inputs) {
   std::vector<at::Tensor> outs, ins;
   collect_tensors(output, outs);
   for (const auto& v : inputs) collect_tensors(v, ins);
@@ -60,8 +62,6 @@ std::string output_not_from_kernels(const c10::IValue& output, const std::vector
     for (const auto& in : ins)
       if (in.defined() && in.has_storage() && in.storage().data() == storage)
         return "output " + std::to_string(i) + " is (a view of) an input";
-    if (!launch::storage_was_launched(storage, outs[i].storage().nbytes()))
-      return "output " + std::to_string(i) + " was computed by PyTorch ops: no kernel of the submission was given its memory";
   }
   return "";
 }
@@ -150,6 +150,11 @@ struct TrialRunner {
       torch::manual_seed(t.inputs.seed);
       out = host.forward(inputs, params);
       synchronize_device();
+      // The observer's scope ends with forward: the guard's checks below are kbench's own ops.
+      observed = observer->results();
+      ops_ran = observer->computing_ops_ran();
+      observer.reset();
+      verify_process_state(ProcessStateWatch::Depth::watched_ops, "after the candidate's call in trial " + std::to_string(t.trial));
       PhaseTimer guarding(phases.guard_ms);
       const auto stray = guard->stray_writes();
       if (!stray.empty()) {
@@ -164,10 +169,12 @@ struct TrialRunner {
       result.context_poisoned = is_sticky_cuda_error(what);
     }
     t.launches = launch::launch_count();
-    observed = observer->results();
-    ops_ran = observer->computing_ops_ran();
+    if (observer) {  // forward threw: what it called until then
+      observed = observer->results();
+      ops_ran = observer->computing_ops_ran();
+      observer.reset();
+    }
     for (const auto& [op, n] : ops_ran) result.computing_ops_ran[op] += n;
-    observer.reset();
     return out;
   }
 
@@ -193,7 +200,7 @@ struct TrialRunner {
       t.message = "the candidate modified its parameters (params)";
     }
     if (t.verdict == Verdict::correct) {
-      const auto why = output_not_from_kernels(out, inputs);
+      const auto why = output_is_an_input(out, inputs);
       if (!why.empty()) {
         t.verdict = Verdict::no_custom_kernel;
         t.message = why;
@@ -352,35 +359,52 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   torch::NoGradGuard no_grad;
   AblationResult a;
   a.inputs = inputs;
-  auto made = reference.make_inputs(inputs.seed, inputs.distribution);
-  c10::IValue out;
-  {
-    FreeMemoryGuard guard(options.keep_free_bytes);  // what the kernels would have written stays poison
-    launch::set_skip_launches(true);
-    try {
-      torch::manual_seed(inputs.seed);
-      out = host.forward(made, candidate_params);
-      synchronize_device();
-    } catch (const std::exception& e) {
-      // The host program cannot run without its kernels' results: they are needed.
-      const std::string what = e.what();
-      a.context_poisoned = is_sticky_cuda_error(what);
-      a.message = "without its kernels the host program fails: " + first_line_of_interest(what);
+  std::string failed, wrong;
+  // What the kernels would have written stays poison: NaN first, then a finite value, under which an
+  // output that only pretends to depend on them (x - x of their result) comes out right.
+  for (const uint8_t fill : {kPoisonByte, kFinitePoisonByte}) {
+    auto made = reference.make_inputs(inputs.seed, inputs.distribution);
+    c10::IValue out;
+    std::string error;
+    {
+      FreeMemoryGuard guard(options.keep_free_bytes, Poison::all_free, fill);
+      launch::set_skip_launches(true);
+      try {
+        torch::manual_seed(inputs.seed);
+        out = host.forward(made, candidate_params);
+        synchronize_device();
+        verify_process_state(ProcessStateWatch::Depth::watched_ops, "after the candidate's call with its launches skipped");
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      launch::set_skip_launches(false);
     }
-    launch::set_skip_launches(false);
+    if (!error.empty()) {
+      // The host program cannot run without its kernels' results: they are needed, with this fill.
+      a.context_poisoned = is_sticky_cuda_error(error);
+      failed = first_line_of_interest(error);
+      if (a.context_poisoned) break;
+      continue;
+    }
+    c10::IValue expected;
+    with_output_in_host_memory(out, options.offload_candidate_output, [&] {
+      expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
+      made.clear();  // not needed again: the output may come back where they were
+    });
+    const auto cmp = compare_outputs(expected, out, options.tolerance);
+    if (cmp.verdict == Verdict::correct) {
+      a.outputs_right = true;
+      a.message = std::string("the outputs are right with every launch of the submission's kernels skipped (what they "
+                              "would have written filled with ") +
+                  (fill == kPoisonByte ? "NaN" : "a finite value") +
+                  "): the host program's PyTorch ops computed them (or a ModelNew kept them from an earlier call), "
+                  "not the submission's kernels";
+      return a;
+    }
+    wrong = cmp.message;
   }
-  if (!a.message.empty()) return a;
-  c10::IValue expected;
-  with_output_in_host_memory(out, options.offload_candidate_output, [&] {
-    expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
-    made.clear();  // not needed again: the output may come back where they were
-  });
-  const auto cmp = compare_outputs(expected, out, options.tolerance);
-  a.outputs_right = cmp.verdict == Verdict::correct;
-  a.message = a.outputs_right ? "the outputs are right with every launch of the submission's kernels skipped: the "
-                                "host program's PyTorch ops computed them (or a ModelNew kept them from an earlier call), "
-                                "not the submission's kernels"
-                              : "without its kernels the outputs are wrong (" + cmp.message + "): the kernels do the work";
+  a.message = !wrong.empty() ? "without its kernels the outputs are wrong (" + wrong + "): the kernels do the work"
+                             : "without its kernels the host program fails: " + failed;
   return a;
 }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "check/correctness.h"
+#include "check/process_state.h"
 #include "check/reference_outputs.h"
 #include "log/elapsed.h"
 
@@ -73,6 +74,10 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   hooks.after = [&](int i) {
     // A check draws the inputs again from the seed: the candidate may have written into them.
     if (r.fresh_inputs) inputs.clear();
+    // Outside the timed region: the settings after every call, the dispatcher before a reference runs.
+    if (caller == Caller::candidate)
+      verify_process_state(plan.timed[i].checked ? ProcessStateWatch::Depth::watched_ops : ProcessStateWatch::Depth::settings,
+                           "after " + call_label(plan, static_cast<size_t>(i)));
     if (!plan.timed[i].checked) {
       out = c10::IValue();
       return;

@@ -12,7 +12,7 @@ struct Entry {
   const char* meaning;
 };
 
-constexpr std::array<Entry, 16> kVerdicts = {{
+constexpr std::array<Entry, 17> kVerdicts = {{
     {Verdict::correct, "correct", "matched the reference on every trial"},
     {Verdict::compile_error, "compile_error",
      "NVRTC rejected the device code, or a ModelNew's extension did not build; the record holds the full log"},
@@ -34,6 +34,9 @@ constexpr std::array<Entry, 16> kVerdicts = {{
     {Verdict::not_checked, "not_checked", "compiled, but correctness was not checked (no GPU, or --compile-only)"},
     {Verdict::unsupported_backend, "unsupported_backend",
      "a ModelNew whose kernels use a backend kbench does not run (Triton, TileLang, CuTe, ...): not evaluated"},
+    {Verdict::state_changed, "state_changed",
+     "the submission changed what the reference and the baselines run with (a kernel of PyTorch's dispatcher, a "
+     "cuDNN or TF32 flag, a CUDA limit, the current stream): nothing measured beside it is kept"},
 }};
 
 }  // namespace

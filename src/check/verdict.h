@@ -23,6 +23,7 @@ enum class Verdict {
   fragile,      // right on the problem's own inputs only: wrong on the robustness trials' inputs
   not_checked,  // compiled, but nothing ran it (no GPU, or --compile-only): never counts as correct
   unsupported_backend,  // a ModelNew whose kernels use a backend kbench does not run (Triton, ...)
+  state_changed,  // the submission changed process state the reference and the baselines share
 };
 
 std::string to_string(Verdict v);

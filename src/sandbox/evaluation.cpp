@@ -336,6 +336,40 @@ void record_host(const Run& run, const compile::HostProgram& host) {
                         {"computing_ops", host.computing_ops()}};
 }
 
+#ifdef KBENCH_WITH_CUDA
+const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptions& calls);
+const nlohmann::json& compiled_baseline(const Run& run, const check::TimedCallOptions& calls);
+
+// A ModelNew's worker is new: its snapshot (check/process_state.h) is taken once kbench's own Python
+// has started and before the file is imported, with the ops that the reference and kbench's checks
+// call (one reference forward, its inputs drawn from every distribution, compared with itself).
+void watch_modelnew_process(const Run& run) {
+  auto& watch = run.context.process_watch.emplace(run.req.device, /*watch_dispatcher=*/true);
+  auto& reference = *run.context.reference;
+  const auto seed = run.req.check.base_seed;
+  watch.watch_ops(check::ops_called_by([&] {
+    torch::NoGradGuard no_grad;
+    for (const auto& d : problems::kRobustnessDistributions) check::fingerprints(reference.make_inputs(seed, d));
+    const auto inputs = reference.make_inputs(seed);
+    const auto out = check::run_reference(reference, inputs, seed);
+    check::compare_outputs(out, out, {run.problem.atol, run.problem.rtol});
+    check::all_finite(out);
+  }));
+}
+
+// The baselines a ModelNew is timed against, measured before its code is loaded (unless an earlier
+// worker of this GPU measured them so): what they come from is code the submission could not touch,
+// and they may be handed to later workers.
+void time_baselines_before_import(const Run& run) {
+  check::TimedCallOptions calls;
+  calls.timing = run.req.timing;
+  run.stage("timing");
+  eager_baseline(run, calls);
+  compiled_baseline(run, calls);
+  run.stage("compile");
+}
+#endif
+
 // Stage 1 of KernelBench's format: the file imported in the worker's Python, its extensions built
 // or found in the cache, ModelNew constructed (compile/modelnew.h). After the GPU start-up has
 // joined: Python starts beside no other thread's work with libtorch.
@@ -364,6 +398,15 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   auto t0 = Clock::now();
   run.phases["python_start_split"] = compile::start_python(options.with_cuda);
   run.phases["python_start"] = ms_since(t0);
+#ifdef KBENCH_WITH_CUDA
+  if (options.with_cuda && run.context.reference) {  // else the start-up's error is reported later
+    t0 = Clock::now();
+    watch_modelnew_process(run);
+    run.phases["process_snapshot"] = ms_since(t0);
+    if (req.time) time_baselines_before_import(run);
+  }
+#endif
+  run.context.submission_code_loaded = true;
   std::vector<compile::ExtensionBuild> builds;
   CompiledSubmission compiled;
   t0 = Clock::now();
@@ -449,6 +492,7 @@ bool torch_ops_policy_stage(const Run& run, const compile::HostProgram& host) {
   Verdicts verdicts;
   verdicts.fail(Verdict::no_custom_kernel, "forward calls PyTorch ops that compute values (" + ops + "); --torch-ops forbid");
   verdicts.write(run.record, run.req.compat_kernelbench);
+  run.record["torch_ops_refused"] = host.computing_ops();
   return false;
 }
 
@@ -522,6 +566,17 @@ std::vector<std::string> reference_distributions(problems::Reference& reference,
 
 // The eager reference's timed calls: measured once per problem on this GPU (later samples reuse the
 // figure), on the problem's own inputs and on each robustness distribution it runs on.
+// Where a baseline timed in this worker comes from. A figure is `clean` when no submission's Python
+// or native code had been loaded into the process (kbench-format submissions bring neither: their
+// host programs are TorchScript, their kernels device code, and the process state is checked after
+// each of their calls); only clean figures are handed to other workers (sandbox/gpu_runner.cpp).
+void mark_provenance(const Run& run, nlohmann::json& entry) {
+  const bool clean = !run.context.submission_code_loaded;
+  entry["clean"] = clean;
+  entry["measured"] = clean ? "in this worker, before any submission's Python or native code was loaded in it"
+                            : "in this worker, after the submission's code was loaded: used for this record only";
+}
+
 const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptions& calls) {
   auto& figures = run.context.baselines.eager;
   const auto key = baseline_key(run.problem.key(), run.req.timing);
@@ -532,7 +587,9 @@ const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptio
   options.distributions = reference_distributions(reference, check::draw_robust_seed());
   const auto timed = check::time_calls(
       reference, [&](const std::vector<c10::IValue>& inputs, uint64_t seed) { reference.forward(inputs, seed); }, options);
-  return figures.emplace(key, check::to_json(timed)).first->second;
+  auto entry = check::to_json(timed);
+  mark_provenance(run, entry);
+  return figures.emplace(key, entry).first->second;
 }
 
 // The compiled baseline: this GPU's AOTInductor package of the reference where one exists, timed
@@ -552,6 +609,7 @@ const nlohmann::json& compiled_baseline(const Run& run, const check::TimedCallOp
         *run.context.reference, [&](const std::vector<c10::IValue>& inputs, uint64_t) { package.run(inputs); }, options);
     entry = check::to_json(timed);
     entry["source"] = "AOTInductor package, timed here: " + package.path().string();
+    mark_provenance(run, entry);
   } catch (const std::exception& e) {
     const std::string why = e.what();
     entry = recorded_compiled_figure(run.gpu.name, run.problem);
@@ -636,6 +694,7 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
   const auto inputs = reference.make_inputs(seed);
   try {
     auto candidate = profile::profile_candidate(host, params, inputs, run.gpu);
+    check::verify_process_state(check::ProcessStateWatch::Depth::watched_ops, "after the candidate's profiled call");
     const double timed = timing["candidate"].value("mean_ms", 0.0);
     candidate["timed_mean_ms"] = timed;
     // What the timed calls spent beyond the GPU's own work: the host program's launch gaps.
@@ -716,6 +775,27 @@ void reference_integrity_stage(const Run& run, const check::Fingerprints& state_
   context.reference_outputs.clear();
 }
 
+// Last of all: the process state after the candidate's calls, compared in full with its snapshot
+// (check/process_state.h). A change is the verdict whatever else was found, and nothing measured in
+// this process since is kept: the timing and the profile leave the record, the reference outputs
+// and figures the worker kept are forgotten, and the worker is retired (sandbox/worker.cpp).
+void process_state_stage(const Run& run, Verdicts& verdicts) {
+  auto& watch = *run.context.process_watch;
+  watch.verify(check::ProcessStateWatch::Depth::all_ops, "at the end of the evaluation");
+  run.record["process_state"] = {{"checks", watch.checks()}, {"dispatcher_compared", watch.watches_dispatcher()}};
+  if (!watch.changed()) return;
+  run.record["process_state"]["changed"] = watch.change();
+  const auto message = "the submission changed the worker's process state, which the reference and the baselines "
+                       "share: " + watch.change();
+  verdicts = Verdicts{Verdict::state_changed, Verdict::state_changed, message, message};
+  for (const char* part : {"timing", "profile"})
+    if (run.record.contains(part)) run.record[part] = {{"discarded", "measured after the submission changed the process state"}};
+  auto& context = run.context;
+  context.reference_outputs.clear();
+  context.baselines = {};
+  context.reference_profiles.clear();
+}
+
 // Holds free memory for the checks, leaving `local_memory` bytes to the driver for the kernels'
 // local memory (a kernel with large per-thread arrays needs GiBs, reserved at its first launch).
 // In a warm worker, tensors made since an earlier hold may sit in the held segment, which the
@@ -742,6 +822,10 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   const auto& host = *compiled.host;
   const auto& problem = run.problem;
   auto& context = run.context;
+  // A kbench-format worker's snapshot is taken before its first candidate runs (a ModelNew's was
+  // taken before its import); every candidate call is checked against it from here on.
+  if (!context.process_watch) context.process_watch.emplace(run.req.device, /*watch_dispatcher=*/false);
+  check::ActiveProcessStateWatch active_watch(&*context.process_watch);
 
   auto check_options = run.req.check;
   check_options.keep_free_bytes = module ? module->local_memory_reserve(run.gpu) : 0;
@@ -758,6 +842,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   t0 = Clock::now();
   const auto params = candidate_params(run, host);
   if (!params) return;
+  check::verify_process_state(check::ProcessStateWatch::Depth::watched_ops, "after the candidate's setup");
   const auto state_before = check::fingerprints(context.reference->state());
   run.phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
   if (run.req.ncu_target) {
@@ -785,6 +870,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   run.record["reference_outputs"] = {{"reused", context.reference_outputs.reused() - reused_before},
                                      {"computed", context.reference_outputs.computed() - computed_before}};
   if (!context_poisoned) reference_integrity_stage(run, state_before, verdicts);
+  process_state_stage(run, verdicts);
   verdicts.write(run.record, run.req.compat_kernelbench);
   if (run.req.compat_kernelbench) run.record["compat"] = "kernelbench";
 }

@@ -7,11 +7,13 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "check/correctness.h"
+#include "check/process_state.h"
 #include "compile/nvrtc_compiler.h"
 #include "timing/timer.h"
 
@@ -103,6 +105,12 @@ struct EvalContext {
   check::ReferenceOutputCache reference_outputs;  // of `reference`
   BaselineTimings baselines;
   std::map<std::string, nlohmann::json> reference_profiles;  // by problem key (--profile)
+  // The process state as it was before any submission code ran here (check/process_state.h): a
+  // kbench-format worker's since its first evaluation, a ModelNew's since before its import.
+  std::optional<check::ProcessStateWatch> process_watch;
+  // A submission's Python or native code has been loaded into this process (a ModelNew): figures
+  // measured from now on are never handed to another evaluation.
+  bool submission_code_loaded = false;
 };
 
 // The result record (JSON). Never throws for anything the submission does; throws only for errors

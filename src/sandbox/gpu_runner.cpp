@@ -59,9 +59,12 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
     }
   }
 
-  if (const auto timing = record.find("timing"); timing != record.end())
+  // Only figures measured where no submission's code had been loaded (evaluation.cpp's
+  // mark_provenance) reach later workers.
+  if (const auto timing = record.find("timing"); timing != record.end() && record.value("verdict", "") != "state_changed")
     for (const auto* kind : {"eager", "compiled"})
-      if (timing->contains(kind)) known_baselines_[key][kind] = (*timing)[kind];
+      if (const auto figure = timing->find(kind); figure != timing->end() && figure->is_object() && figure->value("clean", false))
+        known_baselines_[key][kind] = *figure;
   if (record.contains("error")) {  // the request failed (e.g. missing archive): keep it visible
     record["verdict"] = "not_checked";
     // The line that says what failed: a TorchScript traceback's last (an out-of-memory error of the

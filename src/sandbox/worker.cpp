@@ -50,13 +50,14 @@ double resident_gib(pid_t pid) {
 }
 
 // Records after which the worker process is not trusted with another candidate: verdicts that may
-// have damaged it, and any ModelNew, which leaves its Python state, its extension's native code (and
+// have damaged it (state_changed: it holds what the submission changed), and any ModelNew, which leaves its Python state, its extension's native code (and
 // whatever threads that started) behind in the process.
 bool leaves_worker_damaged(const nlohmann::json& record) {
   const auto v = record.value("verdict", "");
   const auto submission = record.find("submission");
   const bool modelnew = submission != record.end() && submission->value("format", "") == "modelnew";
-  return v == "runtime_error" || v == "crash" || v == "timeout" || record.value("context_poisoned", false) || modelnew;
+  return v == "runtime_error" || v == "crash" || v == "timeout" || v == "state_changed" ||
+         record.value("context_poisoned", false) || modelnew;
 }
 
 // Milliseconds since this process started (exec, then libtorch's libraries loaded before main), to

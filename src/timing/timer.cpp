@@ -58,6 +58,9 @@ class L2Flush {
   L2Flush(const L2Flush&) = delete;
   L2Flush& operator=(const L2Flush&) = delete;
   void flush(cudaStream_t s) {
+    // Lines marked persisting (an access-policy window) would survive the writes below: made normal
+    // first. A GPU without persisting L2 refuses the call, which is then no error of anyone's.
+    if (cudaCtxResetPersistingL2Cache() != cudaSuccess) cudaGetLastError();
     if (buffer_) check(cudaMemsetAsync(buffer_, ++pattern_, bytes_, s), "cudaMemsetAsync (L2 flush)");
   }
 
