@@ -203,7 +203,7 @@ std::vector<std::string> state_changes(const ProcessState& before, const Process
   std::vector<std::string> changes;
   for (const auto& [name, value] : before) {
     const auto it = after.find(name);
-    if (it == after.end() || it->second == value) continue;
+    if (it == after.end() || it->second == value || it->second == "?") continue;  // "?": the query failed
     // A dispatcher entry holds lines of kernels; a setting, one value.
     const bool kernels = value.find('\n') != std::string::npos || it->second.find('\n') != std::string::npos;
     changes.push_back(kernels ? "PyTorch's dispatcher: " + name + ": " + changed_keys(value, it->second)

@@ -42,7 +42,8 @@ ProcessState capture_dispatcher(const std::set<std::string>& ops = {});
 std::set<std::string> ops_called_by(const std::function<void()>& work);
 
 // What differs from `before` in `after`, one line each ("cudnn.enabled: 1 -> 0"). Entries that only
-// `after` has are not changes: a submission may define ops of its own.
+// `after` has are not changes (a submission may define ops of its own), nor is a value "?" in
+// `after` (a query that failed: after a sticky CUDA error, say).
 std::vector<std::string> state_changes(const ProcessState& before, const ProcessState& after);
 
 class ProcessStateWatch {

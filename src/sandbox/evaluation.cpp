@@ -869,8 +869,12 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   run.record["context_poisoned"] = context_poisoned;
   run.record["reference_outputs"] = {{"reused", context.reference_outputs.reused() - reused_before},
                                      {"computed", context.reference_outputs.computed() - computed_before}};
-  if (!context_poisoned) reference_integrity_stage(run, state_before, verdicts);
-  process_state_stage(run, verdicts);
+  if (!context_poisoned) {
+    reference_integrity_stage(run, state_before, verdicts);
+    process_state_stage(run, verdicts);
+  } else {
+    run.record["process_state"] = {{"skipped", "the CUDA context is unusable after a sticky error; the worker is retired"}};
+  }
   verdicts.write(run.record, run.req.compat_kernelbench);
   if (run.req.compat_kernelbench) run.record["compat"] = "kernelbench";
 }
