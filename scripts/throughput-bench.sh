@@ -4,6 +4,10 @@
 # summarised with `kbench report`.
 # Exports the problems it uses first (cached archives are kept). Every visible GPU is used, as
 # `kbench batch` does by default.
+# THROUGHPUT_PASSES (default "adaptive both") scores the mix once per word, with that --timing: the
+# first pass is the throughput figure; a `both` pass gives every timed candidate's adaptive and
+# all-calls (fixed count) speedups on the same calls, so that their agreement is not blurred by
+# run-to-run drift; two passes with a figure in common give its run-to-run spread.
 # Usage: scripts/throughput-bench.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,18 +18,25 @@ mkdir -p "$RUN" "$OUT_DIR"
 scripts/throughput-mix.sh "$RUN" 200
 mapfile -t problems < <(ls "$RUN" | sed -E 's/level_([0-9])_problem_([0-9]+)_.*/\1:\2/' | sort -u)
 python3 scripts/export_problems.py --only "${problems[@]}" | grep -v "^export" || true
-# GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.
-nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/gpu-utilisation.csv" &
-SAMPLER=$!
-start=$(date +%s%N)
-# THROUGHPUT_TIME_LIMIT (e.g. 360s) interrupts the batch; its records so far are kept and reported.
-timeout --signal=INT "${THROUGHPUT_TIME_LIMIT:-1d}" \
-  "$BUILD/kbench" batch "$RUN" --out "$OUT_DIR/throughput.jsonl" --check-budget 30 --timing-budget 120 \
-  | tee "$OUT_DIR/throughput-summary.txt" || true
-end=$(date +%s%N)
-kill $SAMPLER 2>/dev/null || true
-"$BUILD/kbench" report "$OUT_DIR/throughput.jsonl" --markdown "$OUT_DIR/report.md" --svg "$OUT_DIR/fast_p.svg"
-python3 - "$OUT_DIR/throughput.jsonl" "$OUT_DIR/gpu-utilisation.csv" "$start" "$end" <<'PY'
+read -r -a passes <<<"${THROUGHPUT_PASSES:-adaptive both}"
+i=0
+for mode in "${passes[@]}"; do
+  i=$((i + 1))
+  name="pass$i-$mode"
+  # GPU idle time: nvidia-smi samples utilisation every 500 ms while the batch runs.
+  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 >"$OUT_DIR/$name-gpu-utilisation.csv" &
+  SAMPLER=$!
+  rm -f "$OUT_DIR/$name.jsonl"  # a batch's results file resumes; every pass starts afresh
+  start=$(date +%s%N)
+  # THROUGHPUT_TIME_LIMIT (e.g. 360s) interrupts the batch; its records so far are kept and reported.
+  timeout --signal=INT "${THROUGHPUT_TIME_LIMIT:-1d}" \
+    "$BUILD/kbench" batch "$RUN" --out "$OUT_DIR/$name.jsonl" --check-budget 30 --timing-budget 120 --timing "$mode" \
+    | tee "$OUT_DIR/$name-summary.txt" || true
+  end=$(date +%s%N)
+  kill $SAMPLER 2>/dev/null || true
+  echo "== $name: --timing $mode"
+  "$BUILD/kbench" report "$OUT_DIR/$name.jsonl" --markdown "$OUT_DIR/$name-report.md" --svg "$OUT_DIR/$name-fast_p.svg"
+  python3 - "$OUT_DIR/$name.jsonl" "$OUT_DIR/$name-gpu-utilisation.csv" "$start" "$end" <<'PY'
 import json, sys
 phases = {}
 def add(prefix, d):
@@ -51,9 +62,19 @@ protocol = [r["timing"]["candidate"]["protocol"] for r in records if "protocol" 
 redraw = sum(p.get("redraw_ms", 0) for p in protocol) / 1000
 checks = sum(p.get("checks_ms", 0) for p in protocol) / 1000
 checked = sum(p.get("checked", 0) for p in protocol)
-calls = sum(p.get("timed_calls", 0) for p in protocol)
+calls = sum(p.get("calls_run", p.get("timed_calls", 0)) for p in protocol)
 print(f"timed calls of {len(protocol)} candidates: input redraws {redraw:.1f} s, checks {checks:.1f} s ({checked} of {calls} "
       f"calls checked), of {phases.get('timing', 0) / 1000:.1f} s of timing and {phases.get('total', 0) / 1000:.1f} s of evaluation")
+# Adaptive timing (#36): how many calls each candidate needed, and where timing's time went.
+counted = sorted(p.get("timed_calls", 0) for p in protocol)
+if counted:
+    stopped = sum(1 for p in protocol if p.get("timed_calls", 0) < p.get("max_calls", 0))
+    print(f"calls per candidate: median {counted[len(counted) // 2]}, max {counted[-1]} "
+          f"(stopped before the maximum: {stopped} of {len(counted)})")
+split = {k.split(".", 1)[1]: v / 1000 for k, v in phases.items() if k.startswith("timing_split.")}
+if split:
+    print("timing split (s): " + ", ".join(f"{k} {split.get(k, 0):.1f}" for k in ("calls", "redraws", "checks", "eager", "compiled"))
+          + f", of {phases.get('timing', 0) / 1000:.1f} s of timing")
 per_gpu = {}
 for r in records:
     g = r.get("batch", {}).get("gpu", 0)
@@ -78,4 +99,36 @@ if samples:
     idle = sum(1 for u in samples if u == 0)
     print(f"GPU utilisation samples: {len(samples)} (every 0.5 s), idle (0%) in {idle} = {100 * idle / len(samples):.0f}%, "
           f"mean utilisation {sum(samples) / len(samples):.0f}%")
+PY
+done
+# Across passes, per submission: adaptive against all-calls speedups on the same calls (`both`), and
+# each figure's run-to-run spread between two passes that have it.
+python3 - "$OUT_DIR" "${passes[@]}" <<'PY'
+import json, os, statistics, sys
+out, modes = sys.argv[1], sys.argv[2:]
+def speedups(path):
+    adaptive, fixed = {}, {}
+    for line in open(path):
+        r = json.loads(line)
+        t, name = r.get("timing", {}), os.path.basename(r.get("submission", {}).get("path", ""))
+        mode = t.get("candidate", {}).get("protocol", {}).get("mode")
+        if "speedup_eager" not in t:
+            continue
+        (fixed if mode == "fixed" else adaptive)[name] = t["speedup_eager"]
+        if "speedup_eager_all_calls" in t:
+            fixed[name] = t["speedup_eager_all_calls"]
+    return adaptive, fixed
+passes = [speedups(f"{out}/pass{i + 1}-{m}.jsonl") for i, m in enumerate(modes) if os.path.exists(f"{out}/pass{i + 1}-{m}.jsonl")]
+def differences(a, b):
+    return sorted(abs(a[k] / b[k] - 1) * 100 for k in a.keys() & b.keys() if b[k] > 0)
+def show(label, d):
+    if d:
+        print(f"{label}: median {statistics.median(d):.2f}%, worst {d[-1]:.2f}% over {len(d)} candidates, "
+              f"within 2% for {sum(1 for x in d if x <= 2)}")
+for i, (adaptive, fixed) in enumerate(passes):
+    show(f"adaptive vs all-calls speedup, same calls (pass {i + 1})", differences(adaptive, fixed))
+for i in range(len(passes)):
+    for j in range(i + 1, len(passes)):
+        show(f"run-to-run spread of adaptive speedups (passes {i + 1}, {j + 1})", differences(passes[i][0], passes[j][0]))
+        show(f"run-to-run spread of all-calls speedups (passes {i + 1}, {j + 1})", differences(passes[i][1], passes[j][1]))
 PY
