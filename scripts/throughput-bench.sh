@@ -65,12 +65,7 @@ checked = sum(p.get("checked", 0) for p in protocol)
 calls = sum(p.get("calls_run", p.get("timed_calls", 0)) for p in protocol)
 print(f"timed calls of {len(protocol)} candidates: input redraws {redraw:.1f} s, checks {checks:.1f} s ({checked} of {calls} "
       f"calls checked), of {phases.get('timing', 0) / 1000:.1f} s of timing and {phases.get('total', 0) / 1000:.1f} s of evaluation")
-# Adaptive timing (#36): how many calls each candidate needed, and where timing's time went.
-counted = sorted(p.get("timed_calls", 0) for p in protocol)
-if counted:
-    stopped = sum(1 for p in protocol if p.get("timed_calls", 0) < p.get("max_calls", 0))
-    print(f"calls per candidate: median {counted[len(counted) // 2]}, max {counted[-1]} "
-          f"(stopped before the maximum: {stopped} of {len(counted)})")
+# Adaptive timing (#36): where timing's time went (calls per candidate: timing-agreement.py, below).
 split = {k.split(".", 1)[1]: v / 1000 for k, v in phases.items() if k.startswith("timing_split.")}
 if split:
     print("timing split (s): " + ", ".join(f"{k} {split.get(k, 0):.1f}" for k in ("calls", "redraws", "checks", "eager", "compiled"))
@@ -103,32 +98,6 @@ PY
 done
 # Across passes, per submission: adaptive against all-calls speedups on the same calls (`both`), and
 # each figure's run-to-run spread between two passes that have it.
-python3 - "$OUT_DIR" "${passes[@]}" <<'PY'
-import json, os, statistics, sys
-out, modes = sys.argv[1], sys.argv[2:]
-def speedups(path):
-    adaptive, fixed = {}, {}
-    for line in open(path):
-        r = json.loads(line)
-        t, name = r.get("timing", {}), os.path.basename(r.get("submission", {}).get("path", ""))
-        mode = t.get("candidate", {}).get("protocol", {}).get("mode")
-        if "speedup_eager" not in t:
-            continue
-        (fixed if mode == "fixed" else adaptive)[name] = t["speedup_eager"]
-        if "speedup_eager_all_calls" in t:
-            fixed[name] = t["speedup_eager_all_calls"]
-    return adaptive, fixed
-passes = [speedups(f"{out}/pass{i + 1}-{m}.jsonl") for i, m in enumerate(modes) if os.path.exists(f"{out}/pass{i + 1}-{m}.jsonl")]
-def differences(a, b):
-    return sorted(abs(a[k] / b[k] - 1) * 100 for k in a.keys() & b.keys() if b[k] > 0)
-def show(label, d):
-    if d:
-        print(f"{label}: median {statistics.median(d):.2f}%, worst {d[-1]:.2f}% over {len(d)} candidates, "
-              f"within 2% for {sum(1 for x in d if x <= 2)}")
-for i, (adaptive, fixed) in enumerate(passes):
-    show(f"adaptive vs all-calls speedup, same calls (pass {i + 1})", differences(adaptive, fixed))
-for i in range(len(passes)):
-    for j in range(i + 1, len(passes)):
-        show(f"run-to-run spread of adaptive speedups (passes {i + 1}, {j + 1})", differences(passes[i][0], passes[j][0]))
-        show(f"run-to-run spread of all-calls speedups (passes {i + 1}, {j + 1})", differences(passes[i][1], passes[j][1]))
-PY
+files=()
+for ((j = 1; j <= ${#passes[@]}; j++)); do files+=("$OUT_DIR/pass$j-${passes[j - 1]}.jsonl"); done
+python3 scripts/timing-agreement.py "${files[@]}"
