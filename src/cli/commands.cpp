@@ -179,7 +179,8 @@ void add_timing_mode_options(CLI::App* cmd, timing::TimingOptions& timing) {
   cmd->add_option("--timing", timing.mode,
                   "fixed: every timed trial (KernelBench's count); adaptive: until the mean is known within "
                   "--timing-target (default); both: adaptive's figure and every trial's, on the same calls")
-      ->transform(CLI::CheckedTransformer(modes));
+      ->transform(CLI::CheckedTransformer(modes).description(""))
+      ->type_name("fixed|adaptive|both");
   cmd->add_option("--timing-min-trials", timing.min_trials,
                   "Adaptive timing: trials before the first stop and between two stops (default 20)")
       ->check(CLI::Range(2, 100000));
