@@ -1,6 +1,7 @@
-// The measurement loop: warm-up, then N trials, each with the L2 flushed first, bracketed by CUDA
-// events on the current stream, and followed by a device synchronisation. What runs between the
-// calls (fresh inputs before each, checks after) is the caller's: check/timed_calls.h.
+// The measurement loop: warm-up, then up to N trials (a `finished` hook may end them sooner), each
+// with the L2 flushed first, bracketed by CUDA events on the current stream, and followed by a
+// device synchronisation. What runs between the calls (fresh inputs before each, checks after) and
+// when they end is the caller's: check/timed_calls.h.
 #pragma once
 
 #include <functional>
