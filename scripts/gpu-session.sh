@@ -3,14 +3,17 @@
 # (10 minutes at most) runs the steps it names and the next call on the same machine finds the
 # build and the archives still there. Logs go to one tarball in $OUT (the device tool brings back
 # at most 8 files), or to build-gpu/logs.
-#   scripts/gpu-session.sh build newcomer export degenerate tests ci throughput phases serve-tests serve serve-throughput
+#   scripts/gpu-session.sh build newcomer export degenerate tests ci timing throughput phases serve-tests serve serve-throughput
 # build       configure (preset gpu) and build, timed
 # newcomer    a new user's first verdict: export L1#19 and evaluate its reference kernel, timed
 # export      every problem's archive (one process)
 # degenerate  kbench degenerate --write over all problems (problems/degenerate.json, copied to $OUT)
 # tests       ctest -L gpu
 # ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
-# throughput  scripts/throughput-bench.sh (200 submissions through kbench batch)
+# throughput  scripts/throughput-bench.sh (200 submissions through kbench batch; THROUGHPUT_PASSES, default
+#             "adaptive both": the throughput figure, then adaptive against all-calls speedups)
+# timing      kbench ci --timing both, twice: adaptive against all-calls speedups of the reference
+#             kernels on the same calls, and each figure's run-to-run spread (scripts/timing-agreement.py)
 # phases      scripts/eval-phases.sh
 # adversarial the adversarial table alone (tests/adversarial/expected.json), exporting only its problems
 # protocol    three reference kernels evaluated, with where their checks and timed calls spend time
@@ -115,7 +118,12 @@ PY
     [[ -n ${CI_RECORD:-} ]] && save "results/ci/$GPU_SLUG.json" ;;
   throughput)
     timed throughput scripts/throughput-bench.sh build-gpu "$LOGS"
-    tail -22 "$LOGS/throughput.log" | cut -c1-400 ;;
+    grep -v "^export" "$LOGS/throughput.log" | tail -60 | cut -c1-400 ;;
+  timing)
+    timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
+    timed timing-1 $KB ci --timing both --out "$LOGS/ci-both-1.jsonl"
+    timed timing-2 $KB ci --timing both --out "$LOGS/ci-both-2.jsonl"
+    python3 scripts/timing-agreement.py "$LOGS/ci-both-1.jsonl" "$LOGS/ci-both-2.jsonl" ;;
   phases)
     timed phases scripts/eval-phases.sh build-gpu "$LOGS"
     tail -12 "$LOGS/phases.log" ;;

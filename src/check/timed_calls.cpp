@@ -9,6 +9,7 @@
 #include "check/process_state.h"
 #include "check/reference_outputs.h"
 #include "log/elapsed.h"
+#include "timing/stopping_rule.h"
 
 #ifdef KBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -29,6 +30,14 @@ void wait_for_device() {
 #endif
 }
 
+// The times of the first `calls` calls that ran on the problem's own inputs.
+std::vector<double> own_times(const CallPlan& plan, const std::vector<double>& trial_ms, int calls) {
+  std::vector<double> own;
+  for (int i = 0; i < calls; ++i)
+    if (plan.timed[static_cast<size_t>(i)].distribution == problems::kOwnDistribution) own.push_back(trial_ms[static_cast<size_t>(i)]);
+  return own;
+}
+
 std::string call_label(const CallPlan& plan, size_t index) {
   const auto& c = plan.timed[index];
   return "timed call " + std::to_string(index + 1) + " of " + std::to_string(plan.timed.size()) + " (" +
@@ -47,8 +56,8 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   r.seed = options.seed != 0 ? options.seed : draw_robust_seed();
   plan = plan_calls(options, r.seed, caller);
   r.fresh_inputs = caller == Caller::candidate;
-  r.timed_calls = static_cast<int>(plan.timed.size());
-  r.check_probability = plan.check_probability;
+  r.mode = options.timing.mode;
+  r.max_calls = static_cast<int>(plan.timed.size());
   const int warmup = static_cast<int>(plan.warmup.size());
   const auto call_at = [&](int i) -> const CallPlan::Call& { return i < 0 ? plan.warmup[i + warmup] : plan.timed[i]; };
 
@@ -87,18 +96,29 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
     out = c10::IValue();
     r.checks_ms += ms_since(t0);
   };
+  // `both` notes where adaptive timing would have ended and carries on to the last call.
+  hooks.finished = [&](int, const std::vector<double>& trial_ms) {
+    if (r.timed_calls == 0 && ends_run(plan, trial_ms, options.timing.target))
+      r.timed_calls = static_cast<int>(trial_ms.size());
+    return r.timed_calls != 0 && options.timing.mode != timing::TimingMode::both;
+  };
   auto timing_options = options.timing;
   timing_options.warmup = warmup;
-  timing_options.trials = r.timed_calls;
+  timing_options.trials = r.max_calls;
   const auto all = timing::measure([&] { out = call(inputs, call_at(current).seed); }, timing_options, hooks);
   inputs.clear();
   out = c10::IValue();
 
-  r.own = timing::select_trials(all, [&](int i) { return plan.timed[i].distribution == problems::kOwnDistribution; },
-                                options.timing);
+  r.calls_run = static_cast<int>(all.trial_ms.size());
+  const auto own = [&](int i) { return plan.timed[static_cast<size_t>(i)].distribution == problems::kOwnDistribution; };
+  r.own = timing::select_trials(all, [&](int i) { return i < r.timed_calls && own(i); }, options.timing);
+  r.interval = timing::relative_half_width(r.own.trial_ms);
+  if (r.timed_calls > 0) r.check_probability = plan.check_probability[static_cast<size_t>(r.timed_calls - 1)];
+  if (options.timing.mode == timing::TimingMode::both) r.all_calls = timing::select_trials(all, own, options.timing);
+  // Every distribution's calls come before the first stop: all of them ran.
   for (const auto& d : options.distributions) {
     std::vector<double> ms;
-    for (size_t i = 0; i < plan.timed.size(); ++i)
+    for (size_t i = 0; i < all.trial_ms.size(); ++i)
       if (plan.timed[i].distribution == d) ms.push_back(all.trial_ms[i]);
     if (!ms.empty()) r.distributions[d] = timing::summarize(ms);
   }
@@ -111,21 +131,39 @@ CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller calle
   std::mt19937_64 rng(seed);
   CallPlan plan;
   for (int i = 0; i < options.timing.warmup; ++i) plan.warmup.push_back({rng(), problems::kOwnDistribution, false});
-  std::vector<std::string> order(static_cast<size_t>(std::max(0, options.timing.trials)), problems::kOwnDistribution);
+  const int trials = std::max(0, options.timing.trials);
+  const bool fixed = options.timing.mode == timing::TimingMode::fixed;
+  const int step = std::max(1, options.timing.min_trials);
+  const int first_own = fixed ? trials : std::min(trials, step);
+  // The first stop's calls: its own ones, then every distribution's; the other own calls after.
+  std::vector<std::string> order(static_cast<size_t>(first_own), problems::kOwnDistribution);
   for (const auto& d : options.distributions)
     order.insert(order.end(), static_cast<size_t>(std::max(0, options.calls_per_distribution)), d);
-  if (caller == Caller::candidate) std::shuffle(order.begin(), order.end(), rng);
-  plan.check_probability = caller == Caller::candidate ? check_probability(static_cast<int>(order.size())) : 0.0;
-  std::bernoulli_distribution checked(plan.check_probability);
-  for (auto& d : order) {
+  const int first_stop = static_cast<int>(order.size());
+  order.insert(order.end(), static_cast<size_t>(trials - first_own), problems::kOwnDistribution);
+  const int total = static_cast<int>(order.size());
+  for (int stop = first_stop; stop < total; stop += step) plan.stops.push_back(stop);
+  plan.stops.push_back(total);
+  if (caller == Caller::candidate) std::shuffle(order.begin(), order.begin() + first_stop, rng);
+  size_t stop = 0;
+  for (int i = 0; i < total; ++i) {
+    if (plan.stops[stop] <= i) ++stop;
+    const double p = caller == Caller::candidate ? check_probability(plan.stops[stop]) : 0.0;
     const uint64_t call_seed = rng();
-    plan.timed.push_back({call_seed, std::move(d), checked(rng)});
+    plan.timed.push_back({call_seed, std::move(order[static_cast<size_t>(i)]), std::bernoulli_distribution(p)(rng)});
+    plan.check_probability.push_back(p);
   }
   return plan;
 }
 
 double check_probability(int timed_calls) {
   return timed_calls > 0 ? 1.0 - std::pow(2.0, -20.0 / timed_calls) : 0.0;
+}
+
+bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, double target) {
+  const int n = static_cast<int>(trial_ms.size());
+  if (std::find(plan.stops.begin(), plan.stops.end(), n) == plan.stops.end()) return false;
+  return n == plan.stops.back() || timing::precise_enough(own_times(plan, trial_ms, n), target);
 }
 
 double miss_probability(double check_probability, int calls, double skipped) {
@@ -181,9 +219,11 @@ nlohmann::json to_json(const TimedCalls& t) {
   nlohmann::json distributions = nlohmann::json::object();
   for (const auto& [d, stats] : t.distributions) distributions[d] = timing::to_json(stats);
   j["distributions"] = distributions;
-  j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"timed_calls", t.timed_calls},
-                   {"check_probability", t.check_probability}, {"checked", t.checked},
+  j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"mode", timing::mode_name(t.mode)},
+                   {"timed_calls", t.timed_calls}, {"max_calls", t.max_calls}, {"calls_run", t.calls_run},
+                   {"interval", t.interval}, {"check_probability", t.check_probability}, {"checked", t.checked},
                    {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms}};
+  if (t.all_calls) j["all_calls"] = timing::to_json(*t.all_calls);
   return j;
 }
 

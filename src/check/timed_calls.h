@@ -4,14 +4,23 @@
 // - No two calls see the same inputs. Every call, warm-up included, gets inputs drawn afresh from a
 //   seed of this run's (drawn per run, unpredictable), in place of the last call's and before the L2
 //   flush, outside the timed region. Pointers may repeat; contents never do.
-// - A checked call looks like any other. Each timed call is checked with the same probability p,
-//   independently of every other, and its check runs after it: the reference on the same inputs
-//   (drawn again from the call's seed, so that the candidate cannot change what it is compared
-//   with), then the comparison. Nothing before a call differs, and what a call could learn about
-//   earlier checks says nothing about the next. A candidate that skips work on a share f of its N
-//   timed calls escapes with probability (1 - p)^(f N); p = 1 - 2^(-20 / N) makes that 2^(-20 f)
-//   whatever N is: caught with probability 0.75 for f = 10%, 0.9375 for 20%, 0.99902 for 50%, at
-//   least 1 - (1 - f)^10 for every f up to 0.5. About 13 checks of 109 calls.
+// - A checked call looks like any other. Each timed call is checked with a probability fixed by its
+//   place alone, independently of every other, and its check runs after it: the reference on the
+//   same inputs (drawn again from the call's seed, so that the candidate cannot change what it is
+//   compared with), then the comparison. Nothing before a call differs, and what a call could learn
+//   about earlier checks says nothing about the next. A candidate that skips work on a share f of
+//   the N timed calls of its run escapes with probability (1 - p)^(f N) when every call's p is the
+//   same; p = 1 - 2^(-20 / N) makes that 2^(-20 f) whatever N is: caught with probability 0.75 for
+//   f = 10%, 0.9375 for 20%, 0.99902 for 50%, at least 1 - (1 - f)^10 for every f up to 0.5. About
+//   13 checks of 109 calls.
+// - A run that may stop early keeps that promise whatever its length. It may stop only after a
+//   few counts of calls fixed before it starts (its stops: CallPlan::stops), and each call is checked
+//   with the probability of the first stop at or after it, p_i = 1 - 2^(-20 / stop(i)). A run that
+//   ends at stop S has only calls with stop(i) <= S, so p_i >= 1 - 2^(-20 / S) for each, and f S
+//   skipped calls escape with probability at most 2^(-20 f S / S) = 2^(-20 f), however the stop
+//   was reached: the checks are drawn before the run from the run's secret, and nothing the
+//   candidate does moves them. The first calls are checked more often than the last (29 calls: p =
+//   0.38, about 11 checks; run to 109 calls: about 25).
 // - Speed may not depend on the input distribution. Beside the problem's own inputs, a few timed
 //   calls, at places drawn per run, use each robustness distribution; the reported times are the
 //   own distribution's, and the speedup audit compares the two (timing/speedup_audit.h).
@@ -23,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,16 +65,25 @@ struct CallPlan {
   };
   std::vector<Call> warmup;
   std::vector<Call> timed;
-  double check_probability = 0;  // each timed call's chance of being checked
+  std::vector<double> check_probability;  // each timed call's chance of being checked
+  std::vector<int> stops;                 // the counts of timed calls after which the run may end; the last: all
 };
 // A candidate's plan: fresh inputs for every call, the distributions' calls shuffled among the own
-// ones, each timed call checked with check_probability(). A baseline's: no checks, and each
-// distribution's calls in a row (they share one input set).
+// ones of the first stop, each timed call checked with check_probability() of its stop. A
+// baseline's: no checks, and each distribution's calls in a row (they share one input set) after
+// the first stop's own calls. Under `fixed` timing the only stop is after all the calls; under an
+// adaptive mode the first comes after `min_trials` own calls and every distribution's, the next
+// after each `min_trials` more.
 enum class Caller { candidate, baseline };
 CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller caller);
 
-// The chance that each of `timed_calls` calls is checked: 1 - 2^(-20 / timed_calls).
+// The chance that each call of a run that may end after `timed_calls` calls is checked:
+// 1 - 2^(-20 / timed_calls).
 double check_probability(int timed_calls);
+
+// Whether the run ends after the calls timed in `trial_ms`: at one of the plan's stops where the
+// calls of the problem's own inputs so far know their mean within `target`, or at the last.
+bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, double target);
 
 // The chance that none of `calls` timed calls of which a share `skipped` skip their work is checked.
 double miss_probability(double check_probability, int calls, double skipped);
@@ -74,8 +93,14 @@ struct TimedCalls {
   std::map<std::string, timing::Statistics> distributions;  // each robustness distribution timed
   uint64_t seed = 0;
   bool fresh_inputs = true;  // false: a baseline's, one input set per distribution
-  int timed_calls = 0;
-  double check_probability = 0;
+  timing::TimingMode mode = timing::TimingMode::fixed;
+  int timed_calls = 0;  // the calls that count: up to the stop the mode chose
+  int max_calls = 0;    // the plan's calls
+  int calls_run = 0;    // timed calls made: timed_calls, but max_calls under `both`
+  double interval = 0;  // the 95% interval's half-width reached, as a share of the mean
+  // Under `both`: the own distribution's measurement over every call, the fixed count's figure.
+  std::optional<timing::Measurement> all_calls;
+  double check_probability = 0;  // the least of the calls that count: what the guarantee rests on
   int checked = 0;
   // Checks that could not count (the reference not finite on a robustness distribution's inputs).
   int checks_skipped = 0;

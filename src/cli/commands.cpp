@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -168,6 +169,23 @@ void add_gpu_memory_option(CLI::App* cmd, sandbox::EvalRequest& req,
   cmd->add_option("--gpu-memory", req.gpu_memory_gib,
                   "GiB of GPU memory an evaluation may use, as on a GPU that small, e.g. 22 for a 24 GB card "
                   "(default: all of it); " + effect)
+      ->check(CLI::PositiveNumber);
+}
+
+// --timing and its two settings, shared by eval, batch and ci.
+void add_timing_mode_options(CLI::App* cmd, timing::TimingOptions& timing) {
+  const std::map<std::string, timing::TimingMode> modes = {
+      {"fixed", timing::TimingMode::fixed}, {"adaptive", timing::TimingMode::adaptive}, {"both", timing::TimingMode::both}};
+  cmd->add_option("--timing", timing.mode,
+                  "fixed: every timed trial (KernelBench's count); adaptive: until the mean is known within "
+                  "--timing-target (default); both: adaptive's figure and every trial's, on the same calls")
+      ->transform(CLI::CheckedTransformer(modes).description(""))
+      ->type_name("fixed|adaptive|both");
+  cmd->add_option("--timing-min-trials", timing.min_trials,
+                  "Adaptive timing: trials before the first stop and between two stops (default 20)")
+      ->check(CLI::Range(2, 100000));
+  cmd->add_option("--timing-target", timing.target,
+                  "Adaptive timing: the 95% interval's half-width as a share of the mean (default 0.01)")
       ->check(CLI::PositiveNumber);
 }
 
@@ -339,7 +357,8 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_check_mode_options(cmd, *req);
   cmd->add_option("--atol", req->check.tolerance.atol, "Absolute tolerance (default 1e-2 or the manifest's)");
   cmd->add_option("--rtol", req->check.tolerance.rtol, "Relative tolerance (default 1e-2 or the manifest's)");
-  cmd->add_option("--timing-trials", req->timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
+  cmd->add_option("--timing-trials", req->timing.trials, "Timed trials (adaptive timing: the most)")->check(CLI::Range(1, 100000));
+  add_timing_mode_options(cmd, req->timing);
   cmd->add_option("--warmup", req->timing.warmup, "Warm-up runs before timing")->check(CLI::Range(0, 10000));
   cmd->add_flag("--no-flush", *no_flush, "Do not flush the L2 before each timed trial");
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
@@ -546,7 +565,8 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--arch", o->base.arch, "Architecture to compile for (default: the first GPU's, sm_90a without one)");
   cmd->add_option("--trials", o->base.check.trials, "Correctness trials")->check(CLI::Range(1, 1000));
   add_check_mode_options(cmd, o->base);
-  cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials")->check(CLI::Range(1, 100000));
+  cmd->add_option("--timing-trials", o->base.timing.trials, "Timed trials (adaptive timing: the most)")->check(CLI::Range(1, 100000));
+  add_timing_mode_options(cmd, o->base.timing);
   cmd->add_flag("--no-timing", *no_timing, "Check correctness only");
   add_budget_options(cmd, o->budgets);
   add_gpu_memory_option(cmd, o->base);
@@ -652,6 +672,7 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
          "forbid: kernels whose forward calls PyTorch compute ops are refused (listed as such, not regressions); "
          "every other kernel must be correct without any")
       ->check(CLI::IsMember({"allow", "forbid"}));
+  add_timing_mode_options(cmd, base->timing);
   cmd->callback([&g, &exit_code, dir, recorded_path, out, record, timing_trials, compile_only, base] {
     apply_logging(g);
     const auto root = problems::project_root(g.root);

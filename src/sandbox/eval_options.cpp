@@ -86,6 +86,15 @@ Option choice(const char* name, bool& (*field)(S&), const char* on, const char* 
           [=](const S& s) { return nlohmann::json(field(const_cast<S&>(s)) ? on : off); }};
 }
 
+Option timing_mode(const char* name, const char* meaning) {
+  return {name, "string", meaning,
+          [](const nlohmann::json& v, S& s) {
+            if (!v.is_string() || !timing::parse_mode(v.get<std::string>(), s.request.timing.mode))
+              throw std::invalid_argument("\"fixed\", \"adaptive\" or \"both\"");
+          },
+          [](const S& s) { return nlohmann::json(timing::mode_name(s.request.timing.mode)); }};
+}
+
 constexpr uint64_t kAnySeed = std::numeric_limits<uint64_t>::max();
 
 const std::vector<Option>& options() {
@@ -106,7 +115,14 @@ const std::vector<Option>& options() {
              "forbid: a PyTorch op that computes values in forward is no_custom_kernel"),
       number("atol", [](S& s) -> double& { return s.request.check.tolerance.atol; }, "absolute tolerance (default: the problem's)"),
       number("rtol", [](S& s) -> double& { return s.request.check.tolerance.rtol; }, "relative tolerance (default: the problem's)"),
-      integer<int>("timing_trials", [](S& s) -> int& { return s.request.timing.trials; }, 1, 100000, "timed trials"),
+      integer<int>("timing_trials", [](S& s) -> int& { return s.request.timing.trials; }, 1, 100000,
+                   "timed trials (adaptive timing: the most)"),
+      timing_mode("timing", "fixed: every timed trial; adaptive: until the mean is known within timing_target; "
+                            "both: adaptive's figure and every trial's, on the same calls"),
+      integer<int>("timing_min_trials", [](S& s) -> int& { return s.request.timing.min_trials; }, 2, 100000,
+                   "adaptive timing: trials before the first stop and between two stops"),
+      number("timing_target", [](S& s) -> double& { return s.request.timing.target; },
+             "adaptive timing: the 95% interval's half-width as a share of the mean (0.01: within 1%)"),
       integer<int>("warmup", [](S& s) -> int& { return s.request.timing.warmup; }, 0, 10000, "warm-up runs before timing"),
       flag("no_flush", [](S& s) -> bool& { return s.request.timing.flush_l2; }, true,
            "do not flush the L2 before each timed trial"),

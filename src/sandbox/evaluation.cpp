@@ -166,8 +166,12 @@ compile::CompileOptions compile_options_for(const EvalRequest& req, const launch
 }
 
 std::string baseline_key(const std::string& problem_key, const timing::TimingOptions& timing) {
-  return problem_key + " trials=" + std::to_string(timing.trials) + " warmup=" + std::to_string(timing.warmup) +
-         (timing.flush_l2 ? " flush" : " no-flush");
+  // A figure of one mode is not one of another: an adaptive one stops at its own precision.
+  std::string key = problem_key + " trials=" + std::to_string(timing.trials) + " warmup=" + std::to_string(timing.warmup) +
+                    (timing.flush_l2 ? " flush" : " no-flush") + " " + timing::mode_name(timing.mode);
+  if (timing.mode != timing::TimingMode::fixed)
+    key += " min=" + std::to_string(timing.min_trials) + " target=" + std::to_string(timing.target);
+  return key;
 }
 
 nlohmann::json EvalRequest::to_json() const {
@@ -176,6 +180,8 @@ nlohmann::json EvalRequest::to_json() const {
           {"seed", check.base_seed}, {"robust_trials", check.robust_trials}, {"robust_seed", check.robust_seed},
           {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
+          {"timing", timing::mode_name(timing.mode)}, {"timing_min_trials", timing.min_trials},
+          {"timing_target", timing.target},
           {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines},
           {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"gpu_memory_gib", gpu_memory_gib},
           {"next_level", next_level}, {"next_problem", next_problem}};
@@ -201,6 +207,10 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.timing.trials = j.value("timing_trials", 100);
   r.timing.warmup = j.value("warmup", 3);
   r.timing.flush_l2 = j.value("flush_l2", true);
+  if (!timing::parse_mode(j.value("timing", std::string(timing::mode_name(r.timing.mode))), r.timing.mode))
+    throw std::invalid_argument("unknown timing mode " + j.at("timing").dump());
+  r.timing.min_trials = j.value("timing_min_trials", r.timing.min_trials);
+  r.timing.target = j.value("timing_target", r.timing.target);
   r.check.forbid_torch_ops = j.value("torch_ops", "allow") == "forbid";
   r.known_baselines = j.value("known_baselines", nlohmann::json::object());
   r.ncu = j.value("ncu", false);
@@ -631,7 +641,13 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   calls.distributions = correctness.robustness_distributions;
   calls.offload_candidate_output = check_options.offload_candidate_output;
   const auto params_before = check::fingerprints(params);
+  auto t0 = Clock::now();
   const auto candidate = check::time_candidate(*run.context.reference, host, params, calls, check_options.tolerance);
+  // Where timing's time goes: the calls themselves (warm-up, L2 flushes and synchronisations
+  // included), the inputs drawn for them, the checks, the baselines (0 when reused).
+  auto& split = run.phases["timing_split"];
+  split = {{"calls", ms_since(t0) - candidate.redraw_ms - candidate.checks_ms}, {"redraws", candidate.redraw_ms},
+           {"checks", candidate.checks_ms}, {"eager", 0.0}, {"compiled", 0.0}};
   nlohmann::json timing = {{"candidate", check::to_json(candidate)}};
   if (candidate.verdict != Verdict::correct) verdicts.fail_kbench(candidate.verdict, candidate.message);
   if (candidate.upstream_verdict != Verdict::correct)
@@ -641,11 +657,17 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   if (!verdicts.either_correct()) return timing;
 
   timing["eager_reused"] = run.context.baselines.eager.count(baseline_key(run.problem.key(), run.req.timing)) > 0;
+  t0 = Clock::now();
   const auto& eager = eager_baseline(run, calls);
+  split["eager"] = ms_since(t0);
   const double candidate_ms = candidate.own.stats.mean, eager_ms = eager["mean_ms"].get<double>();
   timing["eager"] = eager;
   timing["speedup_eager"] = eager_ms / candidate_ms;
+  if (candidate.all_calls && eager.contains("all_calls"))  // --timing both: the fixed count's figure beside
+    timing["speedup_eager_all_calls"] = eager["all_calls"]["mean_ms"].get<double>() / candidate.all_calls->stats.mean;
+  t0 = Clock::now();
   const auto& compiled = compiled_baseline(run, calls);
+  split["compiled"] = ms_since(t0);
   timing["compiled"] = compiled;
   if (compiled.contains("mean_ms")) timing["speedup_compiled"] = compiled["mean_ms"].get<double>() / candidate_ms;
   timing["audit"] = timing::to_json(

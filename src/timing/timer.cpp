@@ -16,6 +16,24 @@ std::string noisy_warning(double cv) { return "noisy: coefficient of variation "
 
 }  // namespace
 
+const char* mode_name(TimingMode mode) {
+  switch (mode) {
+    case TimingMode::fixed: return "fixed";
+    case TimingMode::adaptive: return "adaptive";
+    case TimingMode::both: return "both";
+  }
+  return "fixed";
+}
+
+bool parse_mode(const std::string& name, TimingMode& mode) {
+  for (auto m : {TimingMode::fixed, TimingMode::adaptive, TimingMode::both})
+    if (name == mode_name(m)) {
+      mode = m;
+      return true;
+    }
+  return false;
+}
+
 #ifdef KBENCH_WITH_CUDA
 namespace {
 
@@ -132,6 +150,7 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
       // Whatever the hook enqueued must not run into the next trial's wall-clock window.
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after trial)");
     }
+    if (hooks.finished && hooks.finished(i, m.trial_ms)) break;
   }
   m.stats = summarize(m.trial_ms);
   m.clocks = clocks.report();

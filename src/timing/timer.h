@@ -1,6 +1,7 @@
-// The measurement loop: warm-up, then N trials, each with the L2 flushed first, bracketed by CUDA
-// events on the current stream, and followed by a device synchronisation. What runs between the
-// calls (fresh inputs before each, checks after) is the caller's: check/timed_calls.h.
+// The measurement loop: warm-up, then up to N trials (a `finished` hook may end them sooner), each
+// with the L2 flushed first, bracketed by CUDA events on the current stream, and followed by a
+// device synchronisation. What runs between the calls (fresh inputs before each, checks after) and
+// when they end is the caller's: check/timed_calls.h.
 #pragma once
 
 #include <functional>
@@ -14,11 +15,23 @@
 
 namespace kbench::timing {
 
+// How many timed calls run. `fixed`: all of them (KernelBench's count, for comparing with its
+// figures). `adaptive`: from `min_trials` on, until the mean is known within `target`
+// (timing/stopping_rule.h), at most all of them. `both`: adaptive's calls, run to the maximum, so
+// that one run gives the adaptive figure and the figure of all the calls, on the same calls.
+enum class TimingMode { fixed, adaptive, both };
+const char* mode_name(TimingMode mode);
+// The mode called `name`; false where none is.
+bool parse_mode(const std::string& name, TimingMode& mode);
+
 struct TimingOptions {
   int warmup = 3;
-  int trials = 100;
+  int trials = 100;  // the most, under an adaptive mode
   bool flush_l2 = true;
   double noisy_cv = 0.10;  // a coefficient of variation above this flags the measurement as noisy
+  TimingMode mode = TimingMode::adaptive;
+  int min_trials = 20;   // adaptive: calls before the first stop, and between two stops
+  double target = 0.01;  // adaptive: the 95% interval's half-width, as a share of the mean
 };
 
 struct Measurement {
@@ -37,6 +50,8 @@ struct CallHooks {
   std::function<void(int call)> before;
   // After every timed call, once the device is synchronised: where its output is checked.
   std::function<void(int call)> after;
+  // After `after`, with the times of the calls so far: true ends the timed calls there.
+  std::function<bool(int call, const std::vector<double>& trial_ms)> finished;
 };
 
 // Times `run` (which enqueues work on the current stream) on the current device. GPU builds only;

@@ -3,6 +3,8 @@
 #include "check/timed_calls.h"
 
 #include <cmath>
+#include <functional>
+#include <random>
 #include <set>
 
 #include "catch.h"  // last: libtorch brings glog, whose CHECK would replace Catch's
@@ -11,10 +13,12 @@ using namespace kbench;
 
 namespace {
 
-check::TimedCallOptions hundred_calls() {
+check::TimedCallOptions hundred_calls(timing::TimingMode mode = timing::TimingMode::fixed) {
   check::TimedCallOptions o;
+  o.timing.mode = mode;
   o.timing.warmup = 3;
   o.timing.trials = 100;
+  o.timing.min_trials = 20;
   o.distributions = {"normal", "logistic_x10", "uniform_pm0.1"};
   o.calls_per_distribution = 3;
   return o;
@@ -23,7 +27,9 @@ check::TimedCallOptions hundred_calls() {
 }  // namespace
 
 TEST_CASE("every call of a plan gets inputs of its own, the distributions at places drawn per run", "[check]") {
-  const auto o = hundred_calls();
+  const auto mode = GENERATE(timing::TimingMode::fixed, timing::TimingMode::adaptive);
+  INFO(timing::mode_name(mode) << " timing");
+  const auto o = hundred_calls(mode);
   const auto plan = check::plan_calls(o, 1234, check::Caller::candidate);
   REQUIRE(plan.warmup.size() == 3);
   REQUIRE(plan.timed.size() == 109);
@@ -55,7 +61,7 @@ TEST_CASE("every call of a plan gets inputs of its own, the distributions at pla
   CHECK(checks_moved);
 }
 
-TEST_CASE("each timed call is checked with the plan's probability, independently of its place", "[check]") {
+TEST_CASE("each timed call of a fixed run is checked with the plan's probability, independently of its place", "[check]") {
   // Over many runs: the share checked, and that it is the same in the first and the second half of a
   // run (nothing about a call's place says whether it is checked).
   const auto o = hundred_calls();
@@ -74,15 +80,121 @@ TEST_CASE("each timed call is checked with the plan's probability, independently
 }
 
 TEST_CASE("a baseline's calls are never checked and take each distribution's calls in a row", "[check]") {
-  const auto o = hundred_calls();
-  const auto plan = check::plan_calls(o, 7, check::Caller::baseline);
-  REQUIRE(plan.timed.size() == 109);
-  std::vector<std::string> runs;  // the distributions in the order their runs of calls come
-  for (const auto& c : plan.timed) {
-    CHECK_FALSE(c.checked);
-    if (runs.empty() || runs.back() != c.distribution) runs.push_back(c.distribution);
+  // The distributions' calls come after the first stop's own calls; under fixed timing that is all of
+  // them, as before adaptive timing.
+  for (const auto& [mode, expected] : std::vector<std::pair<timing::TimingMode, std::vector<std::string>>>{
+           {timing::TimingMode::fixed, {"own", "normal", "logistic_x10", "uniform_pm0.1"}},
+           {timing::TimingMode::adaptive, {"own", "normal", "logistic_x10", "uniform_pm0.1", "own"}}}) {
+    const auto plan = check::plan_calls(hundred_calls(mode), 7, check::Caller::baseline);
+    REQUIRE(plan.timed.size() == 109);
+    std::vector<std::string> runs;  // the distributions in the order their runs of calls come
+    for (const auto& c : plan.timed) {
+      CHECK_FALSE(c.checked);
+      if (runs.empty() || runs.back() != c.distribution) runs.push_back(c.distribution);
+    }
+    CHECK(runs == expected);
   }
-  CHECK(runs == std::vector<std::string>{"own", "normal", "logistic_x10", "uniform_pm0.1"});
+}
+
+TEST_CASE("an adaptive run may stop after the first stop's calls and after each minimum count more", "[check]") {
+  const auto plan = check::plan_calls(hundred_calls(timing::TimingMode::adaptive), 3, check::Caller::candidate);
+  CHECK(plan.stops == std::vector<int>{29, 49, 69, 89, 109});
+  CHECK(check::plan_calls(hundred_calls(), 3, check::Caller::candidate).stops == std::vector<int>{109});
+  // Every distribution's calls before the first stop, so that a run ended there has all of them.
+  for (size_t i = 29; i < plan.timed.size(); ++i) CHECK(plan.timed[i].distribution == "own");
+  // Each call is checked with the probability of the first stop at or after it.
+  for (size_t i = 0; i < plan.timed.size(); ++i) {
+    const int stop = i < 29 ? 29 : 29 + 20 * ((static_cast<int>(i) - 29) / 20 + 1);
+    INFO("call " << i);
+    CHECK(plan.check_probability[i] == Approx(check::check_probability(stop)));
+  }
+  // A minimum count above the maximum: one stop, after every call.
+  auto few = hundred_calls(timing::TimingMode::adaptive);
+  few.timing.trials = 10;
+  CHECK(check::plan_calls(few, 3, check::Caller::candidate).stops == std::vector<int>{19});
+}
+
+namespace {
+
+// Simulated call times: `time(i)` for call i, fed to ends_run one call at a time as the timing loop
+// does; the number of calls the run makes.
+int calls_until_stop(const check::CallPlan& plan, const std::function<double(int)>& time, double target = 0.01) {
+  std::vector<double> ms;
+  for (int i = 0; i < static_cast<int>(plan.timed.size()); ++i) {
+    ms.push_back(time(i));
+    if (check::ends_run(plan, ms, target)) break;
+  }
+  return static_cast<int>(ms.size());
+}
+
+}  // namespace
+
+TEST_CASE("a steady kernel stops at the first stop, a noisy one or one fast on some calls and slow on others runs on",
+          "[check]") {
+  const auto plan = check::plan_calls(hundred_calls(timing::TimingMode::adaptive), 11, check::Caller::candidate);
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> steady(1.0, 0.01), noisy(1.0, 0.04);
+  CHECK(calls_until_stop(plan, [&](int) { return steady(rng); }) == 29);
+  // 4% noise: n >= (2 * 0.04 / 0.01)^2 = 64 own calls, the stop after 89 calls (80 own ones).
+  const int noisy_calls = calls_until_stop(plan, [&](int) { return noisy(rng); });
+  CHECK(noisy_calls >= 69);
+  CHECK(noisy_calls <= 109);
+  // Fast on some calls and slow on others: the interval of the mean of all the calls is wide, so the
+  // stop does not come earlier, whether the slow calls alternate, come at random or are one in five.
+  std::bernoulli_distribution half(0.5);
+  CHECK(calls_until_stop(plan, [&](int i) { return i % 2 ? 0.5 : 1.0; }) == 109);
+  CHECK(calls_until_stop(plan, [&](int) { return half(rng) ? 0.5 : 1.0; }) == 109);
+  CHECK(calls_until_stop(plan, [&](int i) { return i % 5 == 0 ? 2.0 : steady(rng); }) == 109);
+  // The distributions' calls do not count: a kernel slow on other inputs and steady on its own stops.
+  CHECK(calls_until_stop(plan, [&](int i) { return plan.timed[static_cast<size_t>(i)].distribution == "own" ? steady(rng) : 5.0; }) == 29);
+  // Under fixed timing the only stop is after every call.
+  const auto fixed = check::plan_calls(hundred_calls(), 11, check::Caller::candidate);
+  CHECK(calls_until_stop(fixed, [&](int) { return steady(rng); }) == 109);
+}
+
+TEST_CASE("a candidate skipping work on a share of its calls is caught as often as promised however the run ends",
+          "[check]") {
+  // Simulated runs of an adaptive plan: the candidate skips its work on a share f of the calls,
+  // chosen in three ways: at random, on the last calls before the first stop, and on calls after the
+  // first stop, where checks are rarest. A skipped call takes as long as any other (the hardest case:
+  // timing does not give it away); the candidate is steady (1% noise, the run ends at the first stop)
+  // in half the runs and noisy (4%, it runs on) in the others. Each run ends where the stop rule ends
+  // it; the candidate is caught when a skipped call that ran was checked. Promised: caught with
+  // probability at least 1 - 2^(-20 f) for the share f of the calls that ran; the measured rate over
+  // the runs is compared with the mean of that promise.
+  const auto o = hundred_calls(timing::TimingMode::adaptive);
+  const int runs = 4000;
+  std::mt19937_64 rng(2024);
+  std::normal_distribution<double> steady(1.0, 0.01), noisy(1.0, 0.04);
+  enum Where { at_random, before_first_stop, after_first_stop };
+  for (double f : {0.05, 0.1, 0.2, 0.5}) {
+    for (Where where : {at_random, before_first_stop, after_first_stop}) {
+      int caught = 0;
+      double promised = 0;
+      for (int r = 0; r < runs; ++r) {
+        const auto plan = check::plan_calls(o, rng(), check::Caller::candidate);
+        const int n = static_cast<int>(plan.timed.size()), first = plan.stops.front();
+        std::vector<bool> skips(static_cast<size_t>(n), false);
+        std::bernoulli_distribution share(f);
+        for (int i = 0; i < n; ++i) {
+          bool skip = share(rng);
+          if (where == before_first_stop) skip = i >= first - static_cast<int>(std::ceil(f * first)) && i < first;
+          if (where == after_first_stop) skip = i >= first && (i - first) % static_cast<int>(std::round(1 / f)) == 0;
+          skips[static_cast<size_t>(i)] = skip;
+        }
+        const int ran = calls_until_stop(plan, [&](int) { return r % 2 ? noisy(rng) : steady(rng); });
+        int skipped = 0;
+        bool seen = false;
+        for (int i = 0; i < ran; ++i)
+          if (skips[static_cast<size_t>(i)]) ++skipped, seen = seen || plan.timed[static_cast<size_t>(i)].checked;
+        caught += seen;
+        promised += 1 - std::pow(2.0, -20.0 * skipped / ran);
+      }
+      const double rate = static_cast<double>(caught) / runs, floor = promised / runs;
+      INFO("skipping (" << where << "), share " << f << ": caught in " << rate << " of runs, promised " << floor);
+      CHECK(rate >= floor - 4 * std::sqrt(floor * (1 - floor) / runs) - 1e-9);
+    }
+  }
 }
 
 TEST_CASE("a candidate that skips work on a share of its timed calls is caught at least as often as the issue asks", "[check]") {

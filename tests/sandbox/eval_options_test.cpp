@@ -50,7 +50,7 @@ TEST_CASE("bad options are refused together, each named, and leave budgets at mo
     CHECK_THAT(what, contains_text("option \"timing_budget\" must be a number > 0 and at most 300"));
   }
   CHECK_THROWS_AS(apply_options(nlohmann::json::array(), s), OptionsError);
-  CHECK(option_list().size() == 20);
+  CHECK(option_list().size() == 23);
 }
 
 TEST_CASE("gpu_memory may lower the evaluator's GPU memory limit, never raise or lift it", "[serve]") {
@@ -66,4 +66,25 @@ TEST_CASE("gpu_memory may lower the evaluator's GPU memory limit, never raise or
   CHECK_THROWS_WITH(apply_options({{"gpu_memory", 24}}, s), contains_text("option \"gpu_memory\" must be a number > 0 and at most 22"));
   CHECK_THROWS_WITH(apply_options({{"gpu_memory", 0}}, s), contains_text("option \"gpu_memory\" must be a number > 0"));
   CHECK(s.request.gpu_memory_gib == 22);
+}
+
+TEST_CASE("the timing mode is set by name, travels to the worker, and keeps baselines of one mode from another", "[serve]") {
+  auto s = default_eval_settings();
+  CHECK(s.request.timing.mode == kbench::timing::TimingMode::adaptive);
+  apply_options({{"timing", "both"}, {"timing_min_trials", 10}, {"timing_target", 0.005}}, s);
+  CHECK(s.request.timing.mode == kbench::timing::TimingMode::both);
+  CHECK(options_of(s) == nlohmann::json{{"timing", "both"}, {"timing_min_trials", 10}, {"timing_target", 0.005}});
+  CHECK_THROWS_WITH(apply_options({{"timing", "quick"}}, s),
+                    contains_text("option \"timing\" must be \"fixed\", \"adaptive\" or \"both\""));
+  // The worker's request carries them.
+  const auto req = EvalRequest::from_json(s.request.to_json());
+  CHECK(req.timing.mode == kbench::timing::TimingMode::both);
+  CHECK(req.timing.min_trials == 10);
+  CHECK(req.timing.target == 0.005);
+  // An adaptive figure is not a fixed one, nor one of another target.
+  auto fixed = req.timing, other_target = req.timing;
+  fixed.mode = kbench::timing::TimingMode::fixed;
+  other_target.target = 0.01;
+  CHECK(baseline_key("1/19", fixed) != baseline_key("1/19", req.timing));
+  CHECK(baseline_key("1/19", other_target) != baseline_key("1/19", req.timing));
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Adaptive against fixed-count timing (#36), from records of kbench batch or kbench ci.
+
+Per pass (a JSON-lines file of records): the calls each timed candidate needed (median, max) and,
+for records made under --timing both, how far each adaptive speedup is from the speedup of all the
+calls on the same calls (median, worst). Across passes, matched by submission: each figure's
+run-to-run spread. Usage: timing-agreement.py PASS.jsonl [PASS.jsonl ...]
+"""
+import json
+import statistics
+import sys
+
+
+def figures(path):
+    """Per submission: the adaptive speedup, the all-calls (fixed count) one, and calls counted."""
+    adaptive, fixed, calls = {}, {}, []
+    for line in open(path):
+        r = json.loads(line)
+        t = r.get("timing", {})
+        if "speedup_eager" not in t:
+            continue
+        name = r.get("batch", {}).get("file", "")
+        protocol = t.get("candidate", {}).get("protocol", {})
+        calls.append((protocol.get("timed_calls", 0), protocol.get("max_calls", 0)))
+        (fixed if protocol.get("mode") == "fixed" else adaptive)[name] = t["speedup_eager"]
+        if "speedup_eager_all_calls" in t:
+            fixed[name] = t["speedup_eager_all_calls"]
+    return adaptive, fixed, sorted(calls)
+
+
+def differences(a, b):
+    """|a / b - 1| in percent, for the submissions both have, sorted."""
+    return sorted(abs(a[k] / b[k] - 1) * 100 for k in a.keys() & b.keys() if b[k] > 0)
+
+
+def show(label, d):
+    if d:
+        print(f"{label}: median {statistics.median(d):.2f}%, worst {d[-1]:.2f}% over {len(d)} candidates, "
+              f"within 2% for {sum(1 for x in d if x <= 2)}")
+
+
+passes = [figures(p) for p in sys.argv[1:]]
+for i, (adaptive, fixed, calls) in enumerate(passes, 1):
+    if calls:
+        stopped = sum(1 for n, most in calls if n < most)
+        print(f"pass {i}: calls per timed candidate: median {calls[len(calls) // 2][0]}, max {calls[-1][0]} "
+              f"({stopped} of {len(calls)} stopped before the maximum)")
+    show(f"pass {i}: adaptive vs all-calls speedup on the same calls", differences(adaptive, fixed))
+for i in range(len(passes)):
+    for j in range(i + 1, len(passes)):
+        show(f"run-to-run spread of adaptive speedups (passes {i + 1}, {j + 1})", differences(passes[i][0], passes[j][0]))
+        show(f"run-to-run spread of all-calls speedups (passes {i + 1}, {j + 1})", differences(passes[i][1], passes[j][1]))
