@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cpp-httplib (kbench serve) and libcsv (--ncu) for a machine where apt cannot install them, such as a GPU machine without
+# libmicrohttpd and cpp-httplib (kbench serve) and libcsv (--ncu) for a machine where apt cannot install them, such as a GPU machine without
 # network: Debian 12's packages are downloaded on a machine with apt, carried over in .deb/
 # (git-ignored), and unpacked there beside the build. CMake finds the unpacked copy through
 # CMAKE_PREFIX_PATH; its shared library then finds its own dependencies (Brotli) beside it.
@@ -10,8 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # cpp-httplib, its headers' dependencies (OpenSSL, zlib and Brotli headers: Debian builds it with
-# all three) and the Brotli libraries it links (OpenSSL and zlib are on every system); libcsv.
-PACKAGES=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev libbrotli1 libcsv-dev libcsv3)
+# all three) and the Brotli libraries it links (OpenSSL and zlib are on every system); libcsv;
+# libmicrohttpd (it links GnuTLS, which every system with apt has).
+PACKAGES=(libcpp-httplib-dev libcpp-httplib0.11 libssl-dev zlib1g-dev libbrotli-dev libbrotli1 libcsv-dev libcsv3
+          libmicrohttpd-dev libmicrohttpd12)
 case ${1:-} in
 download)
   mkdir -p .deb
@@ -25,7 +27,7 @@ unpack)
   echo "fetch-debs: unpacked $(ls .deb/*.deb | wc -l) packages into $dest: cmake -DCMAKE_PREFIX_PATH=$dest/usr" ;;
 cmake-args)
   dest=${2:?usage: scripts/fetch-debs.sh cmake-args DIR}
-  if [[ ! -f /usr/include/httplib.h || ! -f /usr/include/csv.h ]]; then
+  if [[ ! -f /usr/include/httplib.h || ! -f /usr/include/csv.h || ! -f /usr/include/microhttpd.h ]]; then
     "$0" unpack "$dest" >&2
     echo "-DCMAKE_PREFIX_PATH=$(realpath "$dest")/usr"
   fi ;;

@@ -21,6 +21,8 @@
 # serve-tests the kbench serve tests, CPU and GPU (the test binary, after exporting their problems)
 # serve       scripts/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
 # serve-throughput  scripts/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
+# serve-hostile  scripts/serve-bench.sh hostile killed (1,000 idle + 200 slow connections; a worker SIGKILLed), ~2 min
+# serve-scaling  scripts/serve-bench.sh scaling (the mix on one GPU, then on all visible: the ratio), ~6 min on 2 GPUs
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu);
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
@@ -165,6 +167,12 @@ PY
   serve-throughput)
     timed serve-throughput scripts/serve-bench.sh build-gpu "$LOGS" throughput
     grep -v "^export" "$LOGS/serve-throughput.log" | cut -c1-300 ;;
+  serve-hostile)
+    timed serve-hostile scripts/serve-bench.sh build-gpu "$LOGS" hostile killed
+    grep -v "^export" "$LOGS/serve-hostile.log" | cut -c1-300 ;;
+  serve-scaling)
+    timed serve-scaling scripts/serve-bench.sh build-gpu "$LOGS" scaling
+    grep -v "^export" "$LOGS/serve-scaling.log" | cut -c1-300 ;;
   profile)
     timed profile scripts/profile-check.sh build-gpu "$LOGS/profile"
     cat "$LOGS/profile.log" | cut -c1-240

@@ -8,6 +8,13 @@ Prints figures beside the issue's goals; asserts nothing.
   throughput  the 200-submission mix (scripts/throughput-mix.sh) sent by 32 concurrent clients:
               submissions per hour and GPU idle, beside kbench batch on the same mix in the same run
               (goal: >= 5,000 per hour and idle < 5%)
+  scaling     the same mix through 32 clients on one GPU, then on every visible GPU: submissions per
+              hour each and their ratio (goal on two GPUs: >= 1.8)
+  hostile     1,000 idle and 200 slow-header connections open (from many loopback addresses): health's
+              p99 and a warm L3#4 request's p50 beside its quiet p50 (goal: p99 < 100 ms, within 10%);
+              health only where no GPU is visible
+  killed      the L2#12 reference kernel's worker SIGKILLed from outside mid-request (goal: correct,
+              retried), and a ModelNew that SIGKILLs its own worker (goal: crash)
   load        a bounded load test on loopback: 300 requests from 16 clients, a third of them
               malformed, a candidate that kills its worker, SIGTERM while requests are in flight:
               lost requests, hung clients, server memory over time (goal: 0 lost, 0 hung, RSS flat)
@@ -227,24 +234,24 @@ def mix_jobs(mix_dir):
     return jobs
 
 
-def throughput(kbench, out_dir, clients=32):
+MIX_BUDGETS = ["--check-budget", "30", "--timing-budget", "120"]  # as throughput-bench.sh
+
+
+def the_mix():
+    """The 200-submission mix (scripts/throughput-mix.sh), its problems exported."""
     mix_dir = pathlib.Path(tempfile.mkdtemp()) / "mix"
     subprocess.run([str(ROOT / "scripts" / "throughput-mix.sh"), str(mix_dir), "200"], check=True)
     jobs = mix_jobs(mix_dir)
     export(sorted({f"{l}:{p}" for _, l, p in jobs}))
-    budgets = ["--check-budget", "30", "--timing-budget", "120"]  # as throughput-bench.sh
+    return mix_dir, jobs
 
-    shutil.rmtree(CACHE / "compile", ignore_errors=True)  # both runs compile from cold
-    batch_out = pathlib.Path(out_dir) / "serve-bench-batch.jsonl"
-    batch_out.unlink(missing_ok=True)
-    with GpuSampler() as batch_gpu:
-        t0 = time.monotonic()
-        subprocess.run([kbench, "batch", str(mix_dir), "--out", str(batch_out), *budgets], stdout=subprocess.DEVNULL)
-        batch_wall = time.monotonic() - t0
-    batch = {pathlib.Path(r["submission"]["path"]).name: r for r in map(json.loads, open(batch_out))}
 
+def serve_mix(kbench, out_dir, name, jobs, clients, *args):
+    """The mix through a fresh `kbench serve` (with `args`) from `clients` concurrent clients, NVRTC
+    from cold: {file name: (outcome, status, record, seconds)}, the wall time, the server's health
+    once drained, and the GPUs' utilisation."""
     shutil.rmtree(CACHE / "compile", ignore_errors=True)
-    server = Server(kbench, out_dir, "throughput", *budgets)
+    server = Server(kbench, out_dir, name, *args)
     pending, results, lock = list(reversed(jobs)), {}, threading.Lock()
 
     def client():
@@ -258,15 +265,32 @@ def throughput(kbench, out_dir, clients=32):
             with lock:
                 results[file.name] = (outcome, status, record or {}, time.monotonic() - t0)
 
-    with GpuSampler() as serve_gpu:
+    with GpuSampler() as gpu:
         t0 = time.monotonic()
         threads = [threading.Thread(target=client) for _ in range(clients)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        serve_wall = time.monotonic() - t0
+        wall = time.monotonic() - t0
     _, _, health = server.stop()
+    return results, wall, health, gpu
+
+
+def throughput(kbench, out_dir, clients=32):
+    mix_dir, jobs = the_mix()
+    budgets = MIX_BUDGETS
+
+    shutil.rmtree(CACHE / "compile", ignore_errors=True)  # both runs compile from cold
+    batch_out = pathlib.Path(out_dir) / "serve-bench-batch.jsonl"
+    batch_out.unlink(missing_ok=True)
+    with GpuSampler() as batch_gpu:
+        t0 = time.monotonic()
+        subprocess.run([kbench, "batch", str(mix_dir), "--out", str(batch_out), *budgets], stdout=subprocess.DEVNULL)
+        batch_wall = time.monotonic() - t0
+    batch = {pathlib.Path(r["submission"]["path"]).name: r for r in map(json.loads, open(batch_out))}
+
+    results, serve_wall, health, serve_gpu = serve_mix(kbench, out_dir, "throughput", jobs, clients, *budgets)
     with open(pathlib.Path(out_dir) / "serve-bench-serve.jsonl", "w") as f:
         for name, (_, status, record, _) in results.items():
             f.write(json.dumps({"file": name, "status": status, **record}) + "\n")
@@ -398,6 +422,169 @@ def load_test(kbench, out_dir, total=300, clients=16, sigterm_after=240):
               f"; max {max(r[1] for r in rss):.0f}")
     json.dump({"done": done, "rss": rss, "drained": drained}, open(pathlib.Path(out_dir) / "serve-load.json", "w"))
 
+# ---- scaling ----------------------------------------------------------------------------------
+
+def visible_gpus():
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+                         capture_output=True, text=True).stdout.strip()
+    return int(out) if out.isdigit() else 0
+
+
+def scaling(kbench, out_dir, clients=32):
+    gpus = visible_gpus()
+    _, jobs = the_mix()
+    print(f"the 200-submission mix through {clients} clients: one GPU, then all {gpus} visible "
+          "(CUDA_VISIBLE_DEVICES picks them), NVRTC from cold each time")
+    runs = [("one GPU", ["--gpus", "0"])] + ([(f"{gpus} GPUs", [])] if gpus > 1 else [])
+    per_hour = []
+    for label, args in runs:
+        results, wall, health, gpu = serve_mix(kbench, out_dir, f"scaling-{len(per_hour) + 1}", jobs, clients,
+                                               *MIX_BUDGETS, *args)
+        answered = sum(1 for _, s, _, _ in results.values() if s == 200)
+        per_hour.append(3600 * answered / wall)
+        busy = ", ".join(f"GPU {w['device']} {w['busy_s']:.0f} s ({w['evaluations']} evaluations)" for w in health.get("workers", []))
+        print(f"  {label:8s}: {answered:3d} answered in {wall:6.1f} s = {per_hour[-1]:5.0f} per hour, GPU idle {gpu.idle():4.1f}% "
+              f"of {len(gpu.samples)} samples; runners busy: {busy}")
+    if len(per_hour) > 1:
+        print(f"  ratio {gpus} GPUs / one: {per_hour[1] / per_hour[0]:.2f} (goal on two GPUs: >= 1.8)")
+    else:
+        print("  one GPU visible: no ratio")
+
+
+# ---- hostile connections ------------------------------------------------------------------------
+
+def connect_from(source, port):
+    """A TCP connection to the server from `source` (any 127.x.y.z is this machine), or None."""
+    import socket
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((source, 0))
+        s.settimeout(10)
+        s.connect(("127.0.0.1", port))
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def health_ms(url):
+    t0 = time.perf_counter()
+    try:
+        get_json(url + "/v1/health")
+        return (time.perf_counter() - t0) * 1000
+    except (OSError, ValueError, http.client.HTTPException):
+        return float("inf")
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def hostile(kbench, out_dir, idle=1000, slow=200, probes=200, requests=20):
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # this client's 1,200 connections
+    if visible_gpus() == 0:
+        requests = 0  # health only: anywhere, a CPU machine included
+    else:
+        export(["3:4"])
+    server = Server(kbench, out_dir, "hostile")
+    port = int(server.url.rsplit(":", 1)[1])
+    lenet = submission(ROOT / "level3/4_LeNet5.cu", 3, 4)
+
+    def lenet_ms(n):
+        walls = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            _, status, _ = post(server.url, lenet)
+            walls.append((time.perf_counter() - t0) * 1000 if status == 200 else float("inf"))
+        return walls
+
+    for _ in range(2 if requests else 0):
+        post(server.url, lenet)
+    quiet_health = [health_ms(server.url) for _ in range(50)]
+    quiet = lenet_ms(requests)
+    # The hostile crowd, spread over addresses as a cluster's clients are (each under the limit per
+    # client): idle connections, and slow ones that send a request's headers a byte every 2 s.
+    idle_conns = [c for c in (connect_from(f"127.0.1.{i // 100 + 1}", port) for i in range(idle)) if c]
+    slow_conns = [c for c in (connect_from(f"127.0.2.{i // 50 + 1}", port) for i in range(slow)) if c]
+    header, stop = b"GET /v1/health HTTP/1.1\r\nHost: kbench\r\nX-Slow: " + b"x" * 200, threading.Event()
+
+    def trickle():
+        for byte in range(len(header)):
+            for c in slow_conns:
+                try:
+                    c.send(header[byte:byte + 1])
+                except OSError:
+                    pass
+            if stop.wait(2):
+                return
+
+    trickler = threading.Thread(target=trickle)
+    trickler.start()
+    time.sleep(1)
+    crowd = server.health().get("connections", {})
+    loaded_health, loaded = [], []
+    lenet_thread = threading.Thread(target=lambda: loaded.extend(lenet_ms(requests)))
+    lenet_thread.start()
+    for _ in range(probes):
+        loaded_health.append(health_ms(server.url))
+        time.sleep(0.02)
+    lenet_thread.join()
+    after = server.health().get("connections", {})
+    stop.set()
+    trickler.join()
+    for c in idle_conns + slow_conns:
+        c.close()
+    server.stop()
+    print(f"kbench serve with {len(idle_conns)} idle and {len(slow_conns)} slow-header connections open "
+          f"(the server counted {crowd.get('open')} open from {crowd.get('clients')} addresses, refused {crowd.get('refused')})")
+    print(f"  GET /v1/health, {probes} probes on fresh connections: p50 {percentile(loaded_health, .5):.1f} ms, "
+          f"p99 {percentile(loaded_health, .99):.1f} ms, max {max(loaded_health):.1f} ms "
+          f"(quiet: p50 {percentile(quiet_health, .5):.1f}, p99 {percentile(quiet_health, .99):.1f} ms); goal p99 < 100 ms")
+    if requests:
+        ratio = median(loaded) / median(quiet)
+        print(f"  warm L3#4 request, {requests} each: quiet p50 {median(quiet):.0f} ms, with the crowd p50 {median(loaded):.0f} ms "
+              f"({100 * (ratio - 1):+.1f}%); goal within 10%")
+    else:
+        print("  no GPU: health only")
+    print(f"  connections at the end: {after}")
+    json.dump({"quiet_health_ms": quiet_health, "health_ms": loaded_health, "quiet_ms": quiet, "loaded_ms": loaded,
+               "connections": after}, open(pathlib.Path(out_dir) / "serve-hostile.json", "w"))
+
+
+# ---- a worker killed from outside -------------------------------------------------------------
+
+def killed(kbench, out_dir):
+    export(["2:12", "1:19"])
+    server = Server(kbench, out_dir, "killed")
+    gemm = ROOT / "level2/12_Gemm_Multiply_LeakyReLU.cu"
+    post(server.url, submission(gemm, 2, 12, {"timing_trials": 10}))  # the problem loaded
+    answer = []
+    request = threading.Thread(target=lambda: answer.append(post(server.url, submission(gemm, 2, 12, {"timing_trials": 20000}))))
+    request.start()
+    worker = {}
+    for _ in range(500):
+        worker = server.health()["workers"][0]
+        if worker["busy"]:
+            break
+        time.sleep(0.01)
+    time.sleep(1)
+    os.kill(worker["pid"], signal.SIGKILL)  # as the OOM killer or an operator would
+    request.join()
+    _, status, record = answer[0]
+    record = record or {}
+    print(f"the L2#12 reference kernel, its worker (pid {worker['pid']}) SIGKILLed from outside 1 s into the request: "
+          f"verdict {record.get('verdict', status)}, retried {record.get('retried')}")
+    trap = submission(ROOT / "tests/modelnew/l1_19_kills_its_worker.py", 1, 19)
+    _, status, record = post(server.url, trap)
+    record = record or {}
+    print(f"a ModelNew that SIGKILLs its own worker: verdict {record.get('verdict', status)} "
+          f"({record.get('message', '')[:120]}), retried {bool(record.get('retried'))}")
+    print("  goal: the honest kernel correct (retried once), the self-killing submission crash")
+    server.stop()
+
 
 def main():
     build, out_dir, parts = sys.argv[1], sys.argv[2], sys.argv[3:] or ["latency", "throughput", "load"]
@@ -406,7 +593,8 @@ def main():
     for part in parts:
         t0 = time.monotonic()
         print(f"== {part}")
-        {"latency": latency, "throughput": throughput, "load": load_test}[part](kbench, out_dir)
+        {"latency": latency, "throughput": throughput, "load": load_test, "scaling": scaling, "hostile": hostile,
+         "killed": killed}[part](kbench, out_dir)
         print(f"   ({time.monotonic() - t0:.0f} s)")
         sys.stdout.flush()
 

@@ -2,8 +2,8 @@
 # Installs what kbench needs on Debian 12 (idempotent, quiet; run as root or with sudo available),
 # then configures and builds the CPU flavour into build/. The CUDA toolkit is expected at
 # /usr/local/cuda (NVRTC compiles without a GPU). A bare Debian 12 with the toolkit is enough: the
-# compiler, CMake, Ninja, Python, Debian's libtorch and the libraries (cpp-httplib for kbench serve
-# among them) come from apt.
+# compiler, CMake, Ninja, Python, Debian's libtorch and the libraries (libmicrohttpd and cpp-httplib
+# for kbench serve among them) come from apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH:/usr/sbin:/sbin
@@ -28,7 +28,7 @@ fi
 
 start=$SECONDS
 packages=(build-essential cmake ninja-build libtorch-dev python3-torch python3-numpy python3-dev pybind11-dev
-          libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libcsv-dev)
+          libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libmicrohttpd-dev libcsv-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -786,6 +786,14 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--max-source-kib", *max_source_kib, "Largest source accepted, in KiB; larger get 413 (default 1024)")
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--compile-threads", o->service.compile_threads, "NVRTC threads (default: all cores)");
+  cmd->add_option("--max-connections", o->connections.max_connections, "Connections open at once; more get 503 (default 2048)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--max-connections-per-client", o->connections.max_per_client,
+                  "Connections open at once from one address; more get 429 (default 256)")
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--request-deadline", o->connections.request_deadline_s,
+                  "Seconds a client has to send a request's headers and body; then its connection is closed (default 30)")
+      ->check(CLI::Range(1.0, 3600.0));
   add_budget_options(cmd, o->defaults.budgets);
   add_gpu_memory_option(cmd, o->defaults.request);
   add_check_mode_options(cmd, o->defaults.request);  // every request's defaults, which its options override

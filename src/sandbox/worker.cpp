@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check/verdict.h"
+#include "log/log.h"
 #include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
@@ -212,12 +213,31 @@ nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const F
     message = "worker exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
               " in stage '" + stage + "' without a result";
   }
-  return {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"submission", {{"path", req.submission}}},
-          {"verdict", check::to_string(verdict)}, {"message", message}, {"stage", stage},
-          {"worker_output", kept_output_}};
+  nlohmann::json record = {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"submission", {{"path", req.submission}}},
+                           {"verdict", check::to_string(verdict)}, {"message", message}, {"stage", stage},
+                           {"worker_output", kept_output_}};
+  if (verdict == check::Verdict::crash && WIFSIGNALED(status)) record["worker_signal"] = WTERMSIG(status);  // not kbench's kill
+  return record;
+}
+
+bool killed_from_outside(const nlohmann::json& record) {
+  const int signal = record.value("worker_signal", 0);
+  return record.value("verdict", "") == "crash" && (signal == SIGKILL || signal == SIGTERM);
 }
 
 nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budgets) {
+  auto record = evaluate_once(request, budgets);
+  if (!killed_from_outside(record)) return record;
+  const nlohmann::json first = {{"message", record["message"]}, {"stage", record["stage"]}};
+  log::warn("evaluating " + request.submission + " again on a fresh worker: " + record["message"].get<std::string>() +
+            ", a signal kbench did not send");
+  record = evaluate_once(request, budgets);
+  record["retried"] = first;
+  if (killed_from_outside(record)) record["message"] = record["message"].get<std::string>() + ", on a fresh worker as on the first";
+  return record;
+}
+
+nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& budgets) {
   if (pid_ < 0) start();
   kept_output_.clear();
   std::string stage = "compile";

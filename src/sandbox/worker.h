@@ -42,7 +42,9 @@ class Worker {
   // Runs `request` in the worker (starting one if needed) and returns its record; never throws for
   // anything the candidate does. After a verdict that may have left the process damaged (crash,
   // timeout, runtime error), and after any ModelNew (whose Python state and native extension stay in
-  // the process), the worker is gone and the next call starts a fresh one.
+  // the process), the worker is gone and the next call starts a fresh one. A worker killed from
+  // outside (killed_from_outside) is not the candidate's verdict yet: the request is evaluated
+  // once more on a fresh worker, and the record says so in "retried".
   nlohmann::json evaluate(const EvalRequest& request, const Budgets& budgets);
 
   int evaluations_in_this_process() const { return served_; }
@@ -68,6 +70,7 @@ class Worker {
   const std::string& output() const { return kept_output_; }  // the tail of its stdout and stderr
 
  private:
+  nlohmann::json evaluate_once(const EvalRequest& request, const Budgets& budgets);
   void stop();
   struct Failure {
     bool timed_out = false;
@@ -83,6 +86,12 @@ class Worker {
   std::string pending_, kept_output_;
   int served_ = 0;
 };
+
+// The rule for a worker's death that may not be the candidate's doing: killed by SIGKILL or SIGTERM,
+// which kbench did not send (its own kills are a timeout or the host memory budget), as the OOM
+// killer and operators do. A fault (SIGSEGV, SIGABRT, SIGBUS...) is the process's own. A candidate
+// that kills its own worker dies again on the retry: only a second death is its crash.
+bool killed_from_outside(const nlohmann::json& record);
 
 // This process's executable (/proc/self/exe): what a worker that must be exec'd runs.
 std::string current_executable();

@@ -45,7 +45,7 @@ int EvalService::retry_after_s() const {
                                                 static_cast<double>(runners_.size()))));
 }
 
-std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
+void EvalService::submit(const EvalCall& call, Done done) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (draining_) throw ApiError(503, "the server is shutting down: it finishes the evaluations it has and takes no more");
@@ -70,7 +70,7 @@ std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
   job->budgets = call.settings.budgets;
   job->name = call.name;
   job->admitted = Clock::now();
-  auto record = job->record.get_future();
+  job->done = std::move(done);
   sandbox::PrepareOptions prepare{sandbox::compile_options_for(job->request, gpu0_), {}, options_.worker_exe,
                                   job->budgets.build_s};
   if (call.modelnew) prepare.problem_source = catalog_.source_path(catalog_.get(job->request.level, job->request.problem));
@@ -82,7 +82,6 @@ std::future<nlohmann::json> EvalService::submit(const EvalCall& call) {
     --compiling_;
     queued_.emplace(queue_.push(problem), std::move(*job));
   });
-  return record;
 }
 
 void EvalService::run_gpu(size_t runner) {
@@ -121,7 +120,7 @@ void EvalService::run_gpu(size_t runner) {
 
 void EvalService::finish(Pending& job, nlohmann::json record) {
   const double seconds = record["serve"]["evaluation_ms"].get<double>() / 1000;
-  job.record.set_value(std::move(record));
+  job.done(std::move(record));
   std::lock_guard<std::mutex> lock(mutex_);
   --in_flight_;
   ++served_;

@@ -6,7 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <future>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,10 +39,11 @@ class EvalService {
   EvalService(const EvalService&) = delete;
   EvalService& operator=(const EvalService&) = delete;
 
-  // Admits one evaluation; the future holds its record (with a "serve" section: GPU, time queued
-  // and evaluating). Throws ApiError 429 (the queue is full; with a retry estimate) or 503
-  // (draining), or std::runtime_error when the source cannot be stored.
-  std::future<nlohmann::json> submit(const EvalCall& call);
+  // Admits one evaluation; `done` gets its record (with a "serve" section: GPU, time queued and
+  // evaluating), on a GPU's thread. Throws ApiError 429 (the queue is full; with a retry estimate)
+  // or 503 (draining), or std::runtime_error when the source cannot be stored.
+  using Done = std::function<void(nlohmann::json record)>;
+  void submit(const EvalCall& call, Done done);
 
   // Refuses new evaluations from now on; returns once every admitted one has its record.
   void drain();
@@ -57,7 +58,7 @@ class EvalService {
     sandbox::EvalRequest request;
     sandbox::Budgets budgets;
     std::string name;
-    std::promise<nlohmann::json> record;
+    Done done;
     Clock::time_point admitted;
   };
   void run_gpu(size_t runner);

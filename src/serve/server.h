@@ -1,11 +1,13 @@
-// kbench serve's HTTP front end (cpp-httplib): POST /v1/eval, GET /v1/health, GET /v1/problems,
-// every answer a JSON body, every error one that says what was wrong.
+// kbench serve's HTTP front end (libmicrohttpd, event-driven: an idle or slow connection holds no
+// thread): POST /v1/eval, GET /v1/health, GET /v1/problems, every answer a JSON body, every error
+// one that says what was wrong.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "sandbox/eval_options.h"
+#include "serve/connection_guard.h"
 #include "serve/eval_service.h"
 
 namespace kbench::serve {
@@ -18,6 +20,7 @@ struct ServeOptions {
   std::string root;                  // the kbench checkout ("" = default)
   sandbox::EvalSettings defaults;    // what every request starts from; its budgets are the ceilings
   ServiceOptions service;
+  ConnectionLimits connections;
 };
 
 class Server {
@@ -27,8 +30,8 @@ class Server {
 
   // Binds the listening socket and returns its port; throws std::runtime_error when it cannot.
   int bind();
-  // Serves until drain_and_stop(); returns once the listener is closed and every connection
-  // answered: true, or false when listening failed.
+  // Serves until drain_and_stop(); returns once the listener is closed and every evaluation
+  // answered: true, or false when the HTTP daemon could not start.
   bool run();
   // New requests get 503; every admitted evaluation finishes and is answered; then run() returns.
   void drain_and_stop();
@@ -36,7 +39,7 @@ class Server {
   nlohmann::json health() const;
 
  private:
-  struct Impl;  // keeps httplib out of this header
+  struct Impl;  // keeps libmicrohttpd out of this header
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,9 @@
 // The parent's side of isolation, with stand-in worker programs that misbehave on purpose: the real
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
+#include <csignal>
+#include <future>
+#include <thread>
+
 #include "fixtures.h"
 #include "sandbox/gpu_runner.h"
 #include "sandbox/worker.h"
@@ -26,6 +30,7 @@ TEST_CASE("a worker killed by a signal gives crash, naming the signal and the st
   CHECK(record["verdict"] == "crash");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("Segmentation fault"));
   CHECK_THAT(record["message"].get<std::string>(), contains_text("correctness"));
+  CHECK_FALSE(record.contains("retried"));  // a fault is the process's own: never evaluated again
 }
 
 TEST_CASE("a worker that exits without a record gives crash with its exit code", "[sandbox]") {
@@ -42,6 +47,7 @@ TEST_CASE("a worker that hangs is killed at its stage budget: timeout", "[sandbo
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(record["verdict"] == "timeout");
   CHECK(seconds < 5);
+  CHECK_FALSE(record.contains("retried"));  // kbench's own kill
 }
 
 TEST_CASE("a flood of output is drained and only its tail kept", "[sandbox]") {
@@ -54,11 +60,11 @@ TEST_CASE("a flood of output is drained and only its tail kept", "[sandbox]") {
 }
 
 TEST_CASE("a worker is reused after a clean verdict and replaced after a crash", "[sandbox]") {
-  // Answers every request with a fixed record; the second line of input makes it crash.
+  // Answers every request with a fixed record; the third line of input makes it crash.
   const auto exe = testing::fake_worker("serve", R"(n=0
 while read line; do
   n=$((n+1))
-  if [ $n -eq 3 ]; then kill -KILL $$; fi
+  if [ $n -eq 3 ]; then kill -SEGV $$; fi
   echo '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}' >&3
 done)");
   sandbox::Worker worker(exe);
@@ -66,6 +72,34 @@ done)");
   CHECK(worker.evaluate(some_request(), {})["worker_evaluations"] == 2);  // same process
   CHECK(worker.evaluate(some_request(), {})["verdict"] == "crash");
   CHECK(worker.evaluate(some_request(), {})["worker_evaluations"] == 1);  // a fresh process
+}
+
+TEST_CASE("a worker killed from outside mid-evaluation: evaluated again on a fresh worker, the record says why", "[sandbox]") {
+  // Says where it is and who it is, then answers after a second; the test kills the first one.
+  const auto pids = std::filesystem::temp_directory_path() / "kbench-fake-outside.pids";
+  std::filesystem::remove(pids);
+  const auto exe = testing::fake_worker("outside", "while read line; do echo '{\"stage\":\"timing\"}' >&3; echo $$ >> " +
+                                                       pids.string() + "; sleep 1; echo '{\"record\":{\"verdict\":\"correct\"}}' >&3; done");
+  sandbox::Worker worker(exe);
+  auto evaluation = std::async(std::launch::async, [&] { return worker.evaluate(some_request(), {}); });
+  pid_t first = 0;
+  for (int i = 0; i < 500 && !(std::ifstream(pids) >> first); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(first > 0);
+  ::kill(first, SIGKILL);  // as the OOM killer or an operator would
+  const auto record = evaluation.get();
+  CHECK(record["verdict"] == "correct");
+  REQUIRE(record.contains("retried"));
+  CHECK(record["retried"]["stage"] == "timing");
+  CHECK_THAT(record["retried"]["message"].get<std::string>(), contains_text("Killed"));
+  CHECK(record["worker_evaluations"] == 1);  // on a fresh process
+}
+
+TEST_CASE("a worker that kills itself dies again on the retry: crash", "[sandbox]") {
+  const auto record = sandbox::evaluate_isolated(
+      some_request(), {}, testing::fake_worker("self-kill", "echo '{\"stage\":\"correctness\"}' >&3; kill -KILL $$"));
+  CHECK(record["verdict"] == "crash");
+  CHECK(record["retried"]["stage"] == "correctness");
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("on a fresh worker as on the first"));
 }
 
 TEST_CASE("a worker that hoards host memory is killed at its budget: runtime_error", "[sandbox]") {

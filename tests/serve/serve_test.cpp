@@ -2,12 +2,16 @@
 // requests against `kbench eval`, `kbench eval --server`, draining on SIGTERM. Servers run in this
 // process on a free port (stopped by each test), with the real worker or a stand-in; the [gpu] tests
 // evaluate through the real worker on a GPU.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <thread>
 
@@ -94,6 +98,44 @@ std::string slow_worker(int seconds) {
                                           "; echo '{\"record\":{\"verdict\":\"value_mismatch\",\"message\":\"fake\","
                                           "\"problem\":{\"level\":1,\"id\":19},\"submission\":{}}}' >&3; done");
 }
+
+
+// A raw connection to the server from `source` (any 127.x.y.z is this machine): what idle, slow and
+// over-the-limit clients are made of. Closed when it goes.
+class RawConnection {
+ public:
+  RawConnection(int port, const std::string& source = "127.0.0.1") : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in from{}, to{};
+    from.sin_family = to.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  void send(const std::string& text) const { REQUIRE(::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size())); }
+  // What the server sends until it closes the connection or `seconds` pass.
+  std::string receive(double seconds) const {
+    std::string text;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (char buf[4096];;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+      pollfd p{fd_, POLLIN, 0};
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return text;
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return text + (n == 0 ? "<closed>" : "<reset>");
+      text.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+int port_of(const TestServer& server) { return std::stoi(server.url().substr(server.url().rfind(':') + 1)); }
 
 const auto kRelu = [] { return root() / "level1" / "19_ReLU.cu"; };
 const nlohmann::json kCompileOnly = {{"compile_only", true}};
@@ -367,7 +409,126 @@ TEST_CASE("serve: the kbench serve command prints where it listens and exits 0 o
   ::close(out[0]);
 }
 
+TEST_CASE("serve: idle and slow connections do not keep health from answering", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  const int port = port_of(server);
+  // 300 idle connections and 50 that send a request's headers a byte at a time, from 35 addresses
+  // (10 each, under the limit per client): the cpp-httplib server gave 30 s without an answer.
+  std::vector<std::unique_ptr<RawConnection>> idle, slow;
+  for (int i = 0; i < 300; ++i) idle.push_back(std::make_unique<RawConnection>(port, "127.0.1." + std::to_string(i / 10 + 1)));
+  for (int i = 0; i < 50; ++i) slow.push_back(std::make_unique<RawConnection>(port, "127.0.2." + std::to_string(i / 10 + 1)));
+  auto client = server.client();
+  client.set_connection_timeout(5);
+  client.set_read_timeout(5);
+  const std::string header = "GET /v1/health HTTP/1.1\r\nHost: x\r\n";
+  for (size_t byte = 0; byte < 20; ++byte) {
+    for (auto& c : slow) c->send(header.substr(byte, 1));
+    const auto r = client.Get("/v1/health");
+    REQUIRE(r);
+    CHECK(r->status == 200);
+  }
+  const auto connections = health(server)["connections"];
+  CHECK(connections["open"].get<size_t>() >= 351);
+  CHECK(connections["refused"] == 0);
+}
+
+TEST_CASE("serve: connections over the limits are refused with 429 or 503 and a message, health still answers", "[serve]") {
+  auto options = options_for(testing::kbench_exe());
+  options.connections.max_per_client = 3;
+  options.connections.max_connections = 6;
+  TestServer server(options);
+  const int port = port_of(server);
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawConnection>(port, "127.0.3.1"));
+  const std::string problems = "GET /v1/problems HTTP/1.1\r\nHost: x\r\n\r\n";
+  {
+    RawConnection fourth(port, "127.0.3.1");
+    fourth.send(problems);
+    const auto answer = fourth.receive(5);
+    CHECK_THAT(answer, contains_text("HTTP/1.1 429"));
+    CHECK_THAT(answer, contains_text("connections are open from 127.0.3.1"));
+    CHECK_THAT(answer, contains_text("<closed>"));
+  }
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawConnection>(port, "127.0.3.2"));
+  RawConnection seventh(port, "127.0.3.3");
+  seventh.send(problems);
+  const auto answer = seventh.receive(5);
+  CHECK_THAT(answer, contains_text("HTTP/1.1 503"));
+  CHECK_THAT(answer, contains_text("connections open, its limit"));
+  RawConnection prober(port, "127.0.3.4");
+  prober.send("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK_THAT(prober.receive(5), contains_text("HTTP/1.1 200"));
+  CHECK(health(server)["connections"]["refused"].get<size_t>() >= 2);
+}
+
+TEST_CASE("serve: a request that does not arrive within the deadline has its connection closed", "[serve]") {
+  auto options = options_for(testing::kbench_exe());
+  options.connections.request_deadline_s = 1;
+  TestServer server(options);
+  RawConnection slow(port_of(server));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string answer;
+  for (const char byte : std::string("GET /v1/health HTTP/1.1\r\n")) {  // a byte every 200 ms: never idle
+    slow.send(std::string(1, byte));
+    answer = slow.receive(0.2);
+    if (!answer.empty()) break;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(answer == "<closed>");
+  CHECK(seconds < 3);
+  CHECK(health(server)["connections"]["closed_at_deadline"] == 1);
+}
+
+TEST_CASE("serve: with a token, a request without it is refused before its body is read", "[serve]") {
+  auto options = options_for(testing::kbench_exe());
+  options.token = "s3cret";
+  TestServer server(options);
+  RawConnection c(port_of(server));
+  // Headers that announce a megabyte, and no byte of it sent.
+  c.send("POST /v1/eval HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n");
+  const auto answer = c.receive(5);
+  CHECK_THAT(answer, contains_text("HTTP/1.1 401"));
+  CHECK_THAT(answer, contains_text("Authorization: Bearer"));
+}
+
+TEST_CASE("serve: a submission that kills its own worker gets crash: it dies again on the retry", "[serve]") {
+  TestServer server(options_for(testing::kbench_exe()));
+  auto body = nlohmann::json::parse(eval_body(testing::test_dir() / "modelnew" / "l1_19_kills_its_worker.py", 1, 19, kCompileOnly));
+  body["format"] = "modelnew";
+  const auto r = post(server, body.dump());
+  REQUIRE(r->status == 200);
+  const auto record = nlohmann::json::parse(r->body);
+  CHECK(record["verdict"] == "crash");
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("Killed"));
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("on a fresh worker as on the first"));
+  CHECK(record.contains("retried"));
+}
+
 // ---- on a GPU -------------------------------------------------------------------------------------
+
+TEST_CASE("serve: an honest kernel whose worker is killed from outside mid-evaluation gets its own verdict", "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  TestServer server(options_for(testing::kbench_exe()));
+  const auto gemm = root() / "level2" / "12_Gemm_Multiply_LeakyReLU.cu";
+  REQUIRE(post(server, eval_body(gemm, 2, 12, {{"timing_trials", 10}}))->status == 200);  // the problem loaded
+  // Enough timed calls for several seconds of timing; killed a second into the request, as the OOM
+  // killer or an operator would.
+  auto evaluation = std::async(std::launch::async, [&] { return post(server, eval_body(gemm, 2, 12, {{"timing_trials", 20000}})); });
+  nlohmann::json worker;
+  for (int i = 0; i < 500 && !(worker = health(server)["workers"][0])["busy"].get<bool>(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(worker["pid"].get<long>() > 0);
+  ::kill(static_cast<pid_t>(worker["pid"].get<long>()), SIGKILL);
+  const auto r = evaluation.get();
+  REQUIRE(r->status == 200);
+  const auto record = nlohmann::json::parse(r->body);
+  INFO(record.value("retried", nlohmann::json()).dump());
+  CHECK(record["verdict"] == "correct");
+  REQUIRE(record.contains("retried"));
+  CHECK_THAT(record["retried"]["message"].get<std::string>(), contains_text("Killed"));
+  std::printf("kbench-note: the worker was killed in stage '%s'\n", record["retried"]["stage"].get<std::string>().c_str());
+}
 
 TEST_CASE("serve: an evaluation through the server has the verdict of the same kbench eval", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
