@@ -91,7 +91,7 @@ TEST_CASE("KernelBench's rule is not applied on robustness trials, which KernelB
   CHECK(c.upstream_mismatched == 0);
 }
 
-TEST_CASE("--compat names the rule of KernelBench's verdict; requests carry it to the worker", "[check]") {
+TEST_CASE("kbench eval --compat names the rule of KernelBench's verdict; requests carry it to the worker", "[check]") {
   sandbox::EvalRequest req;
   CHECK(sandbox::compat_mode(req) == "none");
   CHECK(req.check.tolerance.kernelbench == KernelBenchRule::current);
