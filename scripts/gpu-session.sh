@@ -29,6 +29,9 @@
 # process-state  submissions that change the worker's process state: the GPU test, then
 #             scripts/process-state-check.sh (each fixture beside its twin; batch and serve, poisoner first)
 # modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
+# upstream-agreement  KernelBench's verdict against upstream's own eval on every ModelNew fixture
+#             (UPSTREAM=<a KernelBench checkout>, never committed): its GPU test, then
+#             scripts/upstream-agreement.py's table; about 15 extension builds, run it with --background
 # footprint   every problem exported, then kbench footprint --gpu-memory ${GPU_MEMORY_GIB:-22} --write (problems/footprint.json saved)
 # gpu-memory  kbench ci --gpu-memory ${GPU_MEMORY_GIB:-22}: every reference kernel evaluated as on a GPU that small
 # A device call lasts 10 minutes at most, and the machine stays only while calls follow each other.
@@ -213,6 +216,12 @@ PY
   modelnew-bench)
     timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
     tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
+  upstream-agreement)
+    timed export-agreement python3 scripts/export_problems.py --only 1:1 1:19 2:12 3:46
+    timed ctest-kernelbench-rule ctest --test-dir build-gpu -R "KernelBench-rule fixture" -V -j1
+    grep -E "tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$LOGS/ctest-kernelbench-rule.log" | head -20
+    timed upstream-agreement python3 scripts/upstream-agreement.py "${UPSTREAM:?set UPSTREAM to a KernelBench checkout}" --kbench $KB
+    tail -22 "$LOGS/upstream-agreement.log" | cut -c1-220 ;;
   *) echo "unknown step: $step" ;;
   esac
 done

@@ -63,15 +63,15 @@ double mean_abs(const at::Tensor& flat) {
   return flat.numel() > 0 ? *sum / static_cast<double>(flat.numel()) : 0.0;
 }
 
-// The elementwise rule with PyTorch's ops, chunk by chunk: what the fused kernels compute in one pass
+// The elementwise rules with PyTorch's ops, chunk by chunk: what the fused kernels compute in one pass
 // (check/compare_kernels.h), for outputs they do not take (other dtypes, CPU tensors).
 ElementwiseCounts compare_with_torch(const at::Tensor& r_flat, const at::Tensor& c_flat, double rtol, double atol_k,
-                                   double atol_upstream, bool robustness) {
+                                   double upstream_tolerance, bool robustness) {
   ElementwiseCounts f;
   const double inf = std::numeric_limits<double>::infinity();
   // Passes over each chunk are what a comparison costs (outputs reach GBs): KernelBench's rule is
-  // evaluated only where it can differ from kbench's (never in robustness trials, which KernelBench
-  // does not have), the NaN count only for a failure's message.
+  // not evaluated in robustness trials (KernelBench has none), the NaN count only for a failure's
+  // message.
   for_each_chunk(r_flat, [&](int64_t start, const at::Tensor& r) {
     auto x = c_flat.narrow(0, start, r.numel());
     if (x.scalar_type() != r.scalar_type()) x = x.to(r.scalar_type());
@@ -92,8 +92,10 @@ ElementwiseCounts compare_with_torch(const at::Tensor& r_flat, const at::Tensor&
       f.nan_bad += (x.isnan() & r.isnan().logical_not()).sum().item<int64_t>();
     }
     f.bad += bad_count;
-    if (bad_count > 0 && !robustness) {  // kbench's atol is never larger outside robustness trials
-      const auto bad_upstream = diff.le(r_abs * rtol + atol_upstream).logical_or_(exempt).logical_not_();
+    if (!robustness) {
+      // torch.allclose(r, x, t, t): the relative part scales x; NaN is close to nothing.
+      const auto close = diff.le(x.abs() * upstream_tolerance + upstream_tolerance).logical_and_(diff.isfinite());
+      const auto bad_upstream = close.logical_or_(x.eq(r)).logical_not_();
       const int64_t count = bad_upstream.sum().item<int64_t>();
       if (count > 0 && f.first_bad_upstream < 0) f.first_bad_upstream = start + bad_upstream.nonzero()[0][0].item<int64_t>();
       f.bad_upstream += count;
@@ -124,8 +126,9 @@ Comparison compare_tensors(const at::Tensor& ref, const at::Tensor& cand, const 
   const double magnitude = mean_abs(r_flat);
   const double atol_k = kbench_atol(tol, magnitude);
   c.smallest_scaled_atol = atol_k;
-  auto f = fused_compare(r_flat, c_flat, tol.rtol, atol_k, tol.atol);
-  if (!f) f = compare_with_torch(r_flat, c_flat, tol.rtol, atol_k, tol.atol, tol.robustness);
+  const double upstream_tolerance = tolerance_of(tol.kernelbench);
+  auto f = fused_compare(r_flat, c_flat, tol.rtol, atol_k, upstream_tolerance);
+  if (!f) f = compare_with_torch(r_flat, c_flat, tol.rtol, atol_k, upstream_tolerance, tol.robustness);
   // KernelBench's rule is not evaluated in robustness trials: KernelBench has none.
   if (tol.robustness) f->bad_upstream = 0, f->first_bad_upstream = -1;
   c.max_abs_error = f->max_abs_error;
@@ -134,11 +137,10 @@ Comparison compare_tensors(const at::Tensor& ref, const at::Tensor& cand, const 
   c.upstream_mismatched = f->bad_upstream;
   const int64_t first_bad = f->first_bad, first_bad_upstream = f->first_bad_upstream, nan_bad = f->nan_bad;
   std::ostringstream upstream_tol, kbench_tol;
-  upstream_tol << "atol=" << tol.atol << " rtol=" << tol.rtol;
-  if (atol_k != tol.atol)
-    kbench_tol << "atol=" << atol_k << " (from the output's mean |value| " << magnitude << ") rtol=" << tol.rtol;
-  else
-    kbench_tol << upstream_tol.str();
+  upstream_tol << to_string(tol.kernelbench) << "'s atol=rtol=" << upstream_tolerance;
+  kbench_tol << "atol=" << atol_k;
+  if (atol_k != tol.atol) kbench_tol << " (from the output's mean |value| " << magnitude << ")";
+  kbench_tol << " rtol=" << tol.rtol;
   if (c.mismatched > 0) {
     c.verdict = Verdict::value_mismatch;
     c.message = mismatch_message(where, c.mismatched, n, kbench_tol.str(), c.max_abs_error, first_bad, nan_bad);

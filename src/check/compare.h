@@ -1,5 +1,6 @@
-// Output comparison: structure, shape, dtype, then values within atol + rtol * |reference|, under two
-// rules at once. KernelBench's takes atol as given. kbench's scales atol to each output tensor's
+// Output comparison: structure, shape, dtype, then values, under two rules at once. KernelBench's is
+// upstream's torch.allclose under the version named in the tolerance (check/kernelbench_rule.h).
+// kbench's is |candidate - reference| <= atol + rtol * |reference|, with atol scaled to each output tensor's
 // magnitude, atol * min(1, mean |reference|): for outputs of magnitude 1 and more nothing changes,
 // while for smaller ones a comparison that no answer could fail (softmax over 393216 columns gives
 // values near 2.5e-6, far below atol = 1e-2, so zeros would pass) becomes one that can. Zeros never
@@ -12,6 +13,7 @@
 
 #include <torch/script.h>
 
+#include "check/kernelbench_rule.h"
 #include "check/verdict.h"
 
 namespace kbench::check {
@@ -26,12 +28,14 @@ struct Tolerance {
   // own inputs is off by the size of the values themselves, and still fails. KernelBench has no
   // such trials: its rule is not evaluated, and the upstream fields stay `correct`.
   bool robustness = false;
+  // KernelBench's rule: its own tolerance, whatever kbench's atol and rtol are.
+  KernelBenchRule kernelbench = KernelBenchRule::current;
 };
 
 struct Comparison {
   Verdict verdict = Verdict::correct;           // kbench's rule (atol scaled to the output)
   std::string message;                          // empty when correct
-  Verdict upstream_verdict = Verdict::correct;  // KernelBench's rule (atol as given)
+  Verdict upstream_verdict = Verdict::correct;  // KernelBench's rule (tol.kernelbench)
   std::string upstream_message;
   double max_abs_error = 0;
   double max_rel_error = 0;

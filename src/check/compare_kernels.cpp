@@ -21,8 +21,9 @@ namespace kbench::check {
 
 const std::string& compare_kernels_source() {
   // Elementwise, as compare.cpp's PyTorch ops compute it in float32: diff = |x - r|, bad where not
-  // diff <= |r| * rtol + atol unless x == r or both are NaN; the maxima over diff with NaN as 0.
-  // __f*_rn keep each operation rounded on its own, as separate PyTorch kernels are.
+  // diff <= |r| * rtol + atol unless x == r or both are NaN; KernelBench's bad where not x == r and
+  // not (diff finite and diff <= |x| * t + t), as torch.allclose(r, x, t, t); the maxima over diff
+  // with NaN as 0. __f*_rn keep each operation rounded on its own, as separate PyTorch kernels are.
   static const std::string source = R"(
 #define FOR_EACH(i, n) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
 
@@ -82,7 +83,7 @@ extern "C" __global__ void kbench_fingerprint(const int* __restrict__ w, long lo
 // counts: bad, bad_upstream, nan_bad; firsts: first bad, first bad upstream (start at ~0);
 // maxima: bit patterns of the non-negative float maxima of the absolute and the relative error.
 extern "C" __global__ void kbench_compare(const float* __restrict__ r, const float* __restrict__ x, long long n,
-                                          float rtol, float atol, float atol_upstream,
+                                          float rtol, float atol, float upstream_tolerance,
                                           unsigned long long* __restrict__ counts,
                                           unsigned long long* __restrict__ firsts,
                                           unsigned int* __restrict__ maxima) {
@@ -94,7 +95,8 @@ extern "C" __global__ void kbench_compare(const float* __restrict__ r, const flo
     const bool exempt = xv == rv || (isnan(rv) && isnan(xv));
     const float scaled = __fmul_rn(r_abs, rtol);
     if (!(diff <= __fadd_rn(scaled, atol)) && !exempt) { ++bad; if (first == ~0ull) first = i; }
-    if (!(diff <= __fadd_rn(scaled, atol_upstream)) && !exempt) { ++bad_up; if (first_up == ~0ull) first_up = i; }
+    const bool close_upstream = xv == rv || (isfinite(diff) && diff <= __fadd_rn(__fmul_rn(fabsf(xv), upstream_tolerance), upstream_tolerance));
+    if (!close_upstream) { ++bad_up; if (first_up == ~0ull) first_up = i; }
     if (isnan(xv) && !isnan(rv)) ++nan_bad;
     const float finite = isnan(diff) ? 0.f : diff;
     max_abs = fmaxf(max_abs, finite);
@@ -198,7 +200,7 @@ std::optional<std::array<int64_t, 3>> fused_word_sums(const at::Tensor& words) {
 }
 
 std::optional<ElementwiseCounts> fused_compare(const at::Tensor& ref, const at::Tensor& cand, double rtol, double atol_kbench,
-                                             double atol_upstream) {
+                                             double upstream_tolerance) {
   if (!applies(ref) || !applies(cand) || ref.numel() != cand.numel() || ref.device() != cand.device()) return std::nullopt;
   const auto* k = kernels_for_current_device();
   if (!k) return std::nullopt;
@@ -208,7 +210,7 @@ std::optional<ElementwiseCounts> fused_compare(const at::Tensor& ref, const at::
   const float* r = ref.data_ptr<float>();
   const float* x = cand.data_ptr<float>();
   long long n = ref.numel();
-  float rt = static_cast<float>(rtol), at_k = static_cast<float>(atol_kbench), at_u = static_cast<float>(atol_upstream);
+  float rt = static_cast<float>(rtol), at_k = static_cast<float>(atol_kbench), at_u = static_cast<float>(upstream_tolerance);
   void* c = counts.data_ptr();
   void* f = firsts.data_ptr();
   void* m = maxima.data_ptr();

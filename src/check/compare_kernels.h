@@ -29,12 +29,13 @@ std::optional<std::array<int64_t, 3>> fused_word_sums(const at::Tensor& words);
 // What the elementwise rule finds over a whole output: by these kernels, or chunk by chunk with
 // PyTorch's ops in compare.cpp where they do not apply.
 struct ElementwiseCounts {
-  int64_t bad = 0, bad_upstream = 0;        // outside kbench's atol, outside KernelBench's
+  int64_t bad = 0, bad_upstream = 0;        // outside kbench's tolerance, outside KernelBench's
   int64_t first_bad = -1, first_bad_upstream = -1;
   int64_t nan_bad = 0;                      // NaN where the reference has none
   double max_abs_error = 0, max_rel_error = 0;
 };
+// `upstream_tolerance`: KernelBench's atol and rtol (check/kernelbench_rule.h).
 std::optional<ElementwiseCounts> fused_compare(const at::Tensor& ref, const at::Tensor& cand, double rtol, double atol_kbench,
-                                             double atol_upstream);
+                                             double upstream_tolerance);
 
 }  // namespace kbench::check

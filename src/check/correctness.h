@@ -1,9 +1,9 @@
 // Correctness: the candidate against the reference on fresh inputs, trial by trial, under two rules.
-// KernelBench's: five trials on the problem's own inputs, atol as given. kbench's: the same trials
-// with atol scaled to the output (check/compare.h), then robustness trials whose floating-point
-// inputs come from other distributions, so that a kernel right only on the problem's own inputs
-// (a constant where the output barely varies, a copy where ReLU of [0, 1) inputs is the identity)
-// is `fragile`, not `correct`.
+// KernelBench's: five trials on the problem's own inputs, its tolerance (check/kernelbench_rule.h).
+// kbench's: the same trials with atol scaled to the output (check/compare.h), then robustness
+// trials whose floating-point inputs come from other distributions, so that a kernel right only on
+// the problem's own inputs (a constant where the output barely varies, a copy where ReLU of [0, 1)
+// inputs is the identity) is `fragile`, not `correct`.
 #pragma once
 
 #include <map>
@@ -84,7 +84,7 @@ struct CorrectnessPhases {
 struct CorrectnessResult {
   Verdict verdict = Verdict::correct;  // kbench's rules, robustness trials included
   std::string message;
-  Verdict upstream_verdict = Verdict::correct;  // KernelBench's: the problem's own inputs, atol as given
+  Verdict upstream_verdict = Verdict::correct;  // KernelBench's: the problem's own inputs, its tolerance
   std::string upstream_message;
   std::string details;  // full error text (TorchScript traceback, CUDA error) when there is one
   std::vector<TrialResult> trials;
@@ -119,10 +119,10 @@ bool is_integrity_failure(Verdict v);
 // Trial order: inputs → candidate → input and parameter check → reference → compare. The reference
 // runs (or a kept output of it comes back from host memory) after the candidate, so no reference
 // output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
-// inputs run until KernelBench's rule fails; the robustness trials run only while kbench's rule
-// holds. Every trial runs under a memory guard (check/memory_guard.h): the first one poisons all
-// free memory and checks it for stray writes, the others poison what the candidate allocates and
-// check the guard zones after it. Every trial watches the PyTorch ops the host program calls
+// inputs run while either rule holds; the robustness trials run only while kbench's rule holds.
+// Every trial runs under a memory guard (check/memory_guard.h): the first one poisons all free
+// memory and checks it for stray writes, the others poison what the candidate allocates and check
+// the guard zones after it. Every trial watches the PyTorch ops the host program calls
 // (check/torch_op_observer.h): which compute values (forbidden under --torch-ops forbid) and, from
 // the second trial on, whether an output is one of their results handed through a kernel
 // (no_custom_kernel).

@@ -1,4 +1,4 @@
-// Degenerate problems, measured: where a comparison at KernelBench's tolerance cannot tell a right
+// Degenerate problems, measured: where a comparison at KernelBench v0.1's tolerance cannot tell a right
 // answer from a wrong one. Two kinds. "constant": the reference's output barely changes across seeds
 // of the problem's own input distribution (within the tolerance), so one fixed answer passes every
 // trial (L1#49: the maximum of thousands of values in [0, 1) is 1 give or take a few thousandths).

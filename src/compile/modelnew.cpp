@@ -204,7 +204,8 @@ ModelNewError python_failure(const py::error_already_set& e, const std::vector<E
   }
   std::string message = first_line(text);
   if (e.matches(PyExc_NameError) && message.find("'Model'") != std::string::npos)
-    message += " (kbench gives a submission none of the reference's names: ModelNew must stand alone)";
+    message += " (kbench gives a submission the reference's imports and constants, as KernelBench does, but not its "
+               "classes and functions: ModelNew may not reuse Model)";
   return {ModelNewError::Kind::python, message, text};
 }
 
@@ -229,9 +230,11 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
                                            std::vector<ExtensionBuild>& builds) {
   auto support = python::start(options.with_cuda);
   py::gil_scoped_acquire gil;
-  py::object init_inputs;
+  py::object init_inputs, reference_names;
   try {
-    init_inputs = support.attr("init_inputs")(options.problem_source.string());
+    const auto problem = support.attr("load_problem")(options.problem_source.string()).cast<py::tuple>();
+    init_inputs = problem[0];
+    reference_names = problem[1];
   } catch (const py::error_already_set& e) {
     throw std::runtime_error("the problem's get_init_inputs() failed: " + python::describe(e));
   }
@@ -239,7 +242,7 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
   BuilderScope scope(builder);
   python::enter_submission_phase();
   try {
-    const auto cls = support.attr("model_class")(support.attr("import_submission")(std::filesystem::absolute(file).string()));
+    const auto cls = support.attr("model_class")(support.attr("import_submission")(std::filesystem::absolute(file).string(), reference_names));
     const auto signature = support.attr("forward_signature")(cls).cast<std::string>();
     torch::manual_seed(problems::kModelSeed);  // as the reference was built: equal parameters
     auto model = support.attr("construct")(cls, init_inputs);

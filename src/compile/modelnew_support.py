@@ -43,21 +43,35 @@ def _execute(path, name):
     return module
 
 
-def init_inputs(problem_path):
-    """The problem's get_init_inputs(). Its module is dropped and collected afterwards: no reference
-    to the problem's Model is left for a submission to find."""
-    values = list(_execute(problem_path, "kbench_problem").get_init_inputs())
+def _names_for_submission(problem):
+    """The problem file's names that a submission sees. KernelBench's eval runs the reference's code
+    and then the submission's in one namespace, so a ModelNew that uses `math` or `F` without
+    importing them works where the reference imports them; so does one that uses its constants
+    (batch_size). The problem's own classes and functions (Model, get_inputs, helper modules) are
+    left out: a ModelNew that reuses them lets the reference compute the answer."""
+    return {name: value for name, value in vars(problem).items()
+            if not name.startswith("__") and getattr(value, "__module__", None) != problem.__name__}
+
+
+def load_problem(problem_path):
+    """The problem's get_init_inputs() and the names a submission sees. Its module is dropped and
+    collected afterwards: no reference to the problem's Model is left for a submission to find."""
+    problem = _execute(problem_path, "kbench_problem")
+    values, names = list(problem.get_init_inputs()), _names_for_submission(problem)
+    del problem
     gc.collect()
-    return values
+    return values, names
 
 
-def import_submission(path):
+def import_submission(path, names):
     """Runs the submission file as module `kbench_submission` (registered, as an import would, so
-    that dataclasses and the like work), with kbench's load_inline in torch's place."""
+    that dataclasses and the like work) over `names` (load_problem's), with kbench's load_inline in
+    torch's place."""
     _cpp_extension.load_inline = load_inline
     _cpp_extension.load = load
     spec = _spec_from_file_location("kbench_submission", path)
     module = _module_from_spec(spec)
+    module.__dict__.update(names)
     sys.modules["kbench_submission"] = module
     spec.loader.exec_module(module)
     return module

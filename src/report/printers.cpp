@@ -143,8 +143,22 @@ std::string heading(const ScoredRun& run) {
 }
 
 const char* kCompiledHeading = "fast_p against torch.compile (the compiled baseline):\n";
-const char* kKernelBenchHeading =
-    "The same under KernelBench's verdicts (the problem's own inputs only, atol as given: fragile counts as correct):\n";
+
+// Which of KernelBench's rules its verdicts used: a fast_p is comparable only with one of the same rule.
+std::string kernelbench_heading(const ScoredRun& run) {
+  const auto rules = kernelbench_rules(run.records);
+  std::string names;
+  for (const auto& [rule, use] : rules) {
+    std::ostringstream tolerance;
+    tolerance << use.tolerance;
+    names += names.empty() ? "" : ", ";
+    names += rule.empty() ? "atol as given (" + tolerance.str() + "), by records made before the rules were named"
+                          : rule + " (atol = rtol = " + tolerance.str() + ")";
+    if (rules.size() > 1) names += " in " + std::to_string(use.records) + " records";
+  }
+  return "The same under KernelBench's verdicts (" + (names.empty() ? std::string("no record was checked") : "rule " + names) +
+         "; the problem's own inputs only: fragile counts as correct):\n";
+}
 
 std::string terminal_table(const Table& rows) {
   std::vector<size_t> width(rows[0].size(), 0);
@@ -182,7 +196,7 @@ class TerminalPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
     return heading(run) + terminal_table(eager_table(run.levels)) + "\n" + kCompiledHeading +
-           terminal_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading +
+           terminal_table(compiled_table(run.levels)) + "\n" + kernelbench_heading(run) +
            terminal_table(kernelbench_table(run.kernelbench_levels)) + "\n" + floor_section(run, false) +
            verdict_lines(run, "") + flagged_lines(run, "  ");
   }
@@ -192,7 +206,7 @@ class MarkdownPrinter : public Printer {
  public:
   std::string render(const ScoredRun& run) const override {
     return heading(run) + "\n" + markdown_table(eager_table(run.levels)) + "\n" + kCompiledHeading + "\n" +
-           markdown_table(compiled_table(run.levels)) + "\n" + kKernelBenchHeading + "\n" +
+           markdown_table(compiled_table(run.levels)) + "\n" + kernelbench_heading(run) + "\n" +
            markdown_table(kernelbench_table(run.kernelbench_levels)) + "\n" + floor_section(run, true) +
            verdict_lines(run, "- ") + "\n" + flagged_lines(run, "- ");
   }
@@ -207,8 +221,11 @@ class JsonPrinter : public Printer {
     for (const auto* r : flagged_records(run))
       flagged.push_back({{"problem", (*r)["problem"]}, {"file", r->contains("batch") ? (*r)["batch"].value("file", "") : ""},
                          {"audit", (*r)["timing"]["audit"]}});
-    return nlohmann::json{{"levels", levels}, {"kernelbench_levels", kernelbench}, {"flagged", flagged},
-                          {"include_flagged", run.include_flagged}}.dump(2) + "\n";
+    nlohmann::json rules = nlohmann::json::object();
+    for (const auto& [rule, use] : kernelbench_rules(run.records))
+      rules[rule.empty() ? "as given" : rule] = {{"tolerance", use.tolerance}, {"records", use.records}};
+    return nlohmann::json{{"levels", levels}, {"kernelbench_levels", kernelbench}, {"kernelbench_rules", rules},
+                          {"flagged", flagged}, {"include_flagged", run.include_flagged}}.dump(2) + "\n";
   }
 };
 
@@ -275,11 +292,13 @@ std::string eval_summary(const nlohmann::json& r) {
       << ")  " << r["submission"].value("path", "") << "\n";
   out << "verdict: " << r.value("verdict", "?") << " — " << r.value("message", "") << "\n";
   // The other rule's verdict, where it differs (see check/correctness.h).
-  const bool compat = r.value("compat", "") == "kernelbench";
+  const bool compat = r.contains("compat");  // "kernelbench" or "kernelbench-v0.1": KernelBench's verdict is the record's
   const auto other = verdict_under(r, !compat);
-  if (r.contains("verdicts") && other != r.value("verdict", ""))
-    out << (compat ? "kbench's verdict: " : "KernelBench's verdict: ") << other << " — "
-        << r["verdicts"][compat ? "kbench" : "kernelbench"].value("message", "") << "\n";
+  if (r.contains("verdicts") && other != r.value("verdict", "")) {
+    const auto rule = r["verdicts"]["kernelbench"].value("rule", "");
+    out << (compat ? "kbench's verdict: " : "KernelBench's verdict" + (rule.empty() ? "" : " (rule " + rule + ")") + ": ")
+        << other << " — " << r["verdicts"][compat ? "kbench" : "kernelbench"].value("message", "") << "\n";
+  }
   if (r.contains("compile") && r["compile"].contains("extensions")) {  // a ModelNew: its load_inline builds
     const auto& c = r["compile"];
     out << "extensions (" << c.value("arch", "") << "):";

@@ -60,6 +60,19 @@ std::string verdict_under(const nlohmann::json& record, bool kernelbench) {
   return record.value("verdict", "");
 }
 
+std::map<std::string, RuleUse> kernelbench_rules(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, RuleUse> rules;
+  for (const auto& r : records) {
+    const auto verdicts = r.find("verdicts");
+    if (verdicts == r.end() || !verdicts->contains("kernelbench")) continue;
+    const auto& kernelbench = (*verdicts)["kernelbench"];
+    auto& use = rules[kernelbench.value("rule", "")];
+    use.tolerance = kernelbench.value("tolerance", r.contains("correctness") ? r["correctness"].value("atol", 0.0) : 0.0);
+    ++use.records;
+  }
+  return rules;
+}
+
 bool speedup_flagged(const nlohmann::json& record) {
   const auto timing = record.find("timing");
   if (timing == record.end() || !timing->contains("audit")) return false;

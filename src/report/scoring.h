@@ -18,12 +18,23 @@ inline const std::vector<double> kThresholds = {0.0, 0.5, 1.0, 1.5, 2.0};
 // traffic allows) counts towards pass@k but not towards fast_p and the geometric means, unless
 // `include_flagged`.
 struct ScoringRules {
-  bool kernelbench = false;  // KernelBench's verdicts: fragile counts as correct, atol as given
+  bool kernelbench = false;  // KernelBench's verdicts: fragile counts as correct, KernelBench's tolerance
   bool include_flagged = false;
 };
 
 std::string verdict_under(const nlohmann::json& record, bool kernelbench);
 bool speedup_flagged(const nlohmann::json& record);
+
+// The rules that KernelBench's verdicts of `records` used (verdicts.kernelbench.rule:
+// "kernelbench", "kernelbench-v0.1"), each with its tolerance (atol = rtol) and how many records
+// used it. "" stands for records made before kbench named the rules (atol and rtol as given, 1e-2
+// by default: v0.1's tolerance). Records that failed before any check used none.
+struct RuleUse {
+  double tolerance = 0;
+  int records = 0;
+};
+std::map<std::string, RuleUse> kernelbench_rules(const std::vector<nlohmann::json>& records);
+
 // Whether forward called PyTorch ops that compute values (host.computing_ops_ran: the ops that ran in
 // the trials; records made before kbench recorded them: the ops its program names).
 bool used_torch_compute_ops(const nlohmann::json& record);

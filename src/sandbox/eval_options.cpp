@@ -95,6 +95,17 @@ Option timing_mode(const char* name, const char* meaning) {
           [](const S& s) { return nlohmann::json(timing::mode_name(s.request.timing.mode)); }};
 }
 
+// --compat: which verdict is the record's, and the rule of KernelBench's (sandbox/evaluation.h).
+Option compat() {
+  return {"compat", "string",
+          "kernelbench: the verdict is KernelBench's (its rule today); kernelbench-v0.1: under the paper's rule; "
+          "none: kbench's (KernelBench's today's beside it)",
+          [](const nlohmann::json& v, S& s) {
+            if (!v.is_string() || !set_compat(s.request, v.get<std::string>())) throw std::invalid_argument(kCompatModes);
+          },
+          [](const S& s) { return nlohmann::json(compat_mode(s.request)); }};
+}
+
 constexpr uint64_t kAnySeed = std::numeric_limits<uint64_t>::max();
 
 const std::vector<Option>& options() {
@@ -109,8 +120,7 @@ const std::vector<Option>& options() {
                    "trials on inputs from other distributions (0: none)"),
       integer<uint64_t>("robust_seed", [](S& s) -> uint64_t& { return s.request.check.robust_seed; }, 0, kAnySeed,
                         "seed of the first robustness trial (0: drawn per evaluation)"),
-      choice("compat", [](S& s) -> bool& { return s.request.compat_kernelbench; }, "kernelbench", "none",
-             "kernelbench: the verdict is KernelBench's; kbench's is kept beside it"),
+      compat(),
       choice("torch_ops", [](S& s) -> bool& { return s.request.check.forbid_torch_ops; }, "forbid", "allow",
              "forbid: a PyTorch op that computes values in forward is no_custom_kernel"),
       number("atol", [](S& s) -> double& { return s.request.check.tolerance.atol; }, "absolute tolerance (default: the problem's)"),

@@ -46,9 +46,10 @@ void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) 
 }
 
 // Once a candidate has been checked it has two verdicts: kbench's (robustness trials, atol scaled to
-// the output) and KernelBench's (its own inputs, atol as given; see check/correctness.h). The stages
-// after the check can only take either from `correct` to a failure. The record's `verdict` is the one
-// of the evaluation's mode (--compat kernelbench picks KernelBench's); `verdicts` holds both.
+// the output) and KernelBench's (its own inputs, the tolerance of the rule the request names; see
+// check/correctness.h). The stages after the check can only take either from `correct` to a failure.
+// The record's `verdict` is the one of the evaluation's mode (--compat kernelbench[-v0.1] picks
+// KernelBench's); `verdicts` holds both, KernelBench's with the name of its rule.
 struct Verdicts {
   Verdict kbench = Verdict::correct, kernelbench = Verdict::correct;
   std::string kbench_message, kernelbench_message;
@@ -65,10 +66,16 @@ struct Verdicts {
   void fail_kernelbench(Verdict v, const std::string& message) {
     if (kernelbench == Verdict::correct) kernelbench = v, kernelbench_message = message;
   }
-  void write(nlohmann::json& record, bool compat_kernelbench) const {
-    set_verdict(record, compat_kernelbench ? kernelbench : kbench, compat_kernelbench ? kernelbench_message : kbench_message);
-    record["verdicts"] = {{"kbench", {{"verdict", check::to_string(kbench)}, {"message", kbench_message}}},
-                          {"kernelbench", {{"verdict", check::to_string(kernelbench)}, {"message", kernelbench_message}}}};
+  void write(nlohmann::json& record, const EvalRequest& req) const {
+    const bool compat = req.compat_kernelbench;
+    set_verdict(record, compat ? kernelbench : kbench, compat ? kernelbench_message : kbench_message);
+    const auto rule = check::to_string(req.check.tolerance.kernelbench);
+    record["verdicts"] = {
+        {"kbench", {{"verdict", check::to_string(kbench)}, {"message", kbench_message}}},
+        {"kernelbench",
+         {{"verdict", check::to_string(kernelbench)}, {"message", kernelbench_message}, {"rule", rule},
+          {"tolerance", check::tolerance_of(req.check.tolerance.kernelbench)}}}};
+    if (compat) record["compat"] = rule;
   }
 };
 
@@ -137,6 +144,18 @@ void take_known_baselines(const EvalRequest& req, const problems::Problem& probl
 
 }  // namespace
 
+bool set_compat(EvalRequest& req, const std::string& mode) {
+  const auto rule = check::kernelbench_rule_from_string(mode);
+  if (!rule && mode != "none") return false;
+  req.compat_kernelbench = rule.has_value();
+  req.check.tolerance.kernelbench = rule.value_or(check::KernelBenchRule::current);
+  return true;
+}
+
+std::string compat_mode(const EvalRequest& req) {
+  return req.compat_kernelbench ? check::to_string(req.check.tolerance.kernelbench) : "none";
+}
+
 int64_t gpu_memory_bytes(const EvalRequest& req) { return static_cast<int64_t>(req.gpu_memory_gib * (int64_t{1} << 30)); }
 
 MemoryPlan plan_gpu_memory(const EvalRequest& req, const problems::Problem& problem) {
@@ -178,7 +197,8 @@ nlohmann::json EvalRequest::to_json() const {
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
           {"compile_only", compile_only}, {"time", time}, {"device", device}, {"trials", check.trials},
           {"seed", check.base_seed}, {"robust_trials", check.robust_trials}, {"robust_seed", check.robust_seed},
-          {"compat_kernelbench", compat_kernelbench}, {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
+          {"compat_kernelbench", compat_kernelbench}, {"kernelbench_rule", check::to_string(check.tolerance.kernelbench)},
+          {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
           {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
           {"timing", timing::mode_name(timing.mode)}, {"timing_min_trials", timing.min_trials},
           {"timing_target", timing.target},
@@ -202,6 +222,8 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.check.robust_trials = j.value("robust_trials", 3);
   r.check.robust_seed = j.value("robust_seed", uint64_t{0});
   r.compat_kernelbench = j.value("compat_kernelbench", false);
+  r.check.tolerance.kernelbench =
+      check::kernelbench_rule_from_string(j.value("kernelbench_rule", "")).value_or(check::KernelBenchRule::current);
   r.check.tolerance.atol = j.value("atol", -1.0);
   r.check.tolerance.rtol = j.value("rtol", -1.0);
   r.timing.trials = j.value("timing_trials", 100);
@@ -501,7 +523,7 @@ bool torch_ops_policy_stage(const Run& run, const compile::HostProgram& host) {
   for (const auto& op : host.computing_ops()) ops += (ops.empty() ? "" : ", ") + op;
   Verdicts verdicts;
   verdicts.fail(Verdict::no_custom_kernel, "forward calls PyTorch ops that compute values (" + ops + "); --torch-ops forbid");
-  verdicts.write(run.record, run.req.compat_kernelbench);
+  verdicts.write(run.record, run.req);
   run.record["torch_ops_refused"] = host.computing_ops();
   return false;
 }
@@ -897,8 +919,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   } else {
     run.record["process_state"] = {{"skipped", "the CUDA context is unusable after a sticky error; the worker is retired"}};
   }
-  verdicts.write(run.record, run.req.compat_kernelbench);
-  if (run.req.compat_kernelbench) run.record["compat"] = "kernelbench";
+  verdicts.write(run.record, run.req);
 }
 #endif
 

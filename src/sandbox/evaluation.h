@@ -35,8 +35,9 @@ struct EvalRequest {
   std::string arch;          // "" = the GPU's, or sm_90a without a GPU
   bool compile_only = false;
   bool time = true;          // measure candidate and eager reference once correct
-  // --compat kernelbench: the record's verdict is KernelBench's (its own inputs, atol as given);
-  // the robustness trials still run and kbench's verdict is kept beside it (see check/correctness.h).
+  // --compat kernelbench or kernelbench-v0.1: the record's verdict is KernelBench's under that rule
+  // (check.tolerance.kernelbench; its own inputs, its tolerance); the robustness trials still run
+  // and kbench's verdict is kept beside it (see check/correctness.h).
   bool compat_kernelbench = false;
   int device = 0;
   check::CheckOptions check;
@@ -64,6 +65,13 @@ struct EvalRequest {
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);
 };
+
+// --compat's modes: "none" (the verdict is kbench's, KernelBench's today's rule beside it),
+// "kernelbench" (today's rule decides) and "kernelbench-v0.1" (the paper's rule decides). False,
+// and `req` unchanged, for another name.
+bool set_compat(EvalRequest& req, const std::string& mode);
+std::string compat_mode(const EvalRequest& req);
+inline constexpr const char* kCompatModes = "\"kernelbench\", \"kernelbench-v0.1\" or \"none\"";
 
 // --gpu-memory in bytes (0: no limit).
 int64_t gpu_memory_bytes(const EvalRequest& req);

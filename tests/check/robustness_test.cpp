@@ -32,10 +32,10 @@ TEST_CASE("atol shrinks with a small output, so zeros fail kbench's rule but pas
   CHECK(ok.upstream_verdict == Verdict::correct);
 }
 
-TEST_CASE("outputs of magnitude 1 and more keep KernelBench's atol", "[check]") {
+TEST_CASE("outputs of magnitude 1 and more keep KernelBench v0.1's atol", "[check]") {
   const auto ref = torch::rand({1000}) * 4 + 1;  // mean |value| about 3
   const auto off = ref + 5e-3;                   // within 1e-2 + 1e-2 |ref|
-  const auto cmp = check::compare_outputs(ref, off, {1e-2, 1e-2});
+  const auto cmp = check::compare_outputs(ref, off, {1e-2, 1e-2, false, check::KernelBenchRule::v0_1});
   CHECK(cmp.verdict == Verdict::correct);
   CHECK(cmp.upstream_verdict == Verdict::correct);
   CHECK(cmp.smallest_scaled_atol == Approx(1e-2));

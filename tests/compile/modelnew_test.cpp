@@ -3,6 +3,8 @@
 // built or runs on a GPU (tests/modelnew/expected.json). Debian's PyTorch is CPU-only, so no CUDA
 // extension builds here: the fixtures' CUDA and their GPU verdicts are covered by
 // tests/sandbox/modelnew_gpu_test.cpp.
+#include <cmath>
+
 #include "fixtures.h"
 #include "compile/modelnew.h"
 #include "problems/catalog.h"
@@ -113,6 +115,14 @@ TEST_CASE("a C++ extension is built once, found in the cache after, and its Mode
   CHECK(again[0].ok);
   CHECK(again[0].from_cache);
   CHECK(again[0].key == builds[0].key);
+}
+
+TEST_CASE("a ModelNew sees the reference's imports and constants, as in KernelBench, never its Model", "[modelnew]") {
+  std::vector<compile::ExtensionBuild> builds;
+  const auto host = compile::load_modelnew(fixture("cpu/uses_reference_names.py"), options_for(3, 46, fresh_cache("names")), builds);
+  const auto out = host->forward({torch::zeros({1})}, c10::Dict<std::string, at::Tensor>()).toTensor();
+  CHECK(out[0].item<float>() == 0.0f);  // Model, get_inputs, get_init_inputs: none seen
+  CHECK(out[1].item<float>() == Approx(1 / std::sqrt(512.0)));  // math.sqrt of the reference's feature_size
 }
 
 TEST_CASE("kbench's Python keeps torch's bytecode in kbench's cache, and never a submission's", "[modelnew]") {

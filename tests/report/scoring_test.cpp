@@ -96,6 +96,30 @@ TEST_CASE("KernelBench's verdicts count fragile candidates as correct, kbench's 
   CHECK(json["levels"][0]["pass@1"].get<double>() == Approx(0.01));
 }
 
+TEST_CASE("kbench report says which of KernelBench's rules its verdicts used", "[report]") {
+  auto today = record(1, 19, "correct", 1.5);
+  today["verdicts"] = {{"kbench", {{"verdict", "correct"}}},
+                       {"kernelbench", {{"verdict", "value_mismatch"}, {"rule", "kernelbench"}, {"tolerance", 1e-4}}}};
+  auto paper = record(1, 20, "correct", 1.5);
+  paper["verdicts"] = {{"kbench", {{"verdict", "correct"}}},
+                       {"kernelbench", {{"verdict", "correct"}, {"rule", "kernelbench-v0.1"}, {"tolerance", 1e-2}}}};
+  auto older = record(1, 21, "correct", 1.5);  // made before the rules were named: atol as given
+  older["verdicts"] = {{"kbench", {{"verdict", "correct"}}}, {"kernelbench", {{"verdict", "correct"}}}};
+  older["correctness"] = {{"atol", 1e-2}};
+  const auto rules = report::kernelbench_rules({today, paper, older, record(1, 22, "crash")});
+  REQUIRE(rules.size() == 3);
+  CHECK(rules.at("kernelbench").tolerance == 1e-4);
+  CHECK(rules.at("kernelbench-v0.1").records == 1);
+  CHECK(rules.at("").tolerance == 1e-2);
+
+  const auto path = std::filesystem::temp_directory_path() / "kbench-report-rules.jsonl";
+  std::ofstream(path) << today.dump() << "\n";
+  const auto text = testing::run_kbench("report " + path.string());
+  CHECK_THAT(text, contains_text("KernelBench's verdicts (rule kernelbench (atol = rtol = 0.0001)"));
+  const auto json = nlohmann::json::parse(testing::run_kbench("report --json " + path.string()));
+  CHECK(json["kernelbench_rules"]["kernelbench"]["records"] == 1);
+}
+
 TEST_CASE("kbench report lists flagged records and leaves them out of fast_p", "[report]") {
   auto flagged = record(1, 100, "correct", 3161.0);
   flagged["timing"]["audit"] = {{"flagged", true}, {"reason", "3161.0x over eager, under the bandwidth floor"}};

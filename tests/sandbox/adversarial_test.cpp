@@ -47,7 +47,9 @@ TEST_CASE("every adversarial submission gets its verdict, and the harness recove
     req.problem = entry["problem"];
     req.check.tolerance = {-1, -1};
     req.timing.trials = 20;
-    req.compat_kernelbench = entry.value("compat", "") == "kernelbench";
+    REQUIRE(sandbox::set_compat(req, entry.value("compat", "none")));
+    if (entry.contains("kernelbench_rule"))
+      req.check.tolerance.kernelbench = check::kernelbench_rule_from_string(entry["kernelbench_rule"]).value();
     req.check.forbid_torch_ops = entry.value("torch_ops", "") == "forbid";
     const auto t0 = std::chrono::steady_clock::now();
     const auto record = worker.evaluate(req, short_budgets());

@@ -34,6 +34,12 @@ TEST_CASE("options set their fields, and options_of gives back the ones that dif
   apply_options(back, again);
   CHECK(options_of(again) == back);
   CHECK(options_of(default_eval_settings()).empty());
+
+  auto v0_1 = default_eval_settings();
+  apply_options({{"compat", "kernelbench-v0.1"}}, v0_1);
+  CHECK(v0_1.request.compat_kernelbench);
+  CHECK(v0_1.request.check.tolerance.kernelbench == kbench::check::KernelBenchRule::v0_1);
+  CHECK(options_of(v0_1) == nlohmann::json{{"compat", "kernelbench-v0.1"}});
 }
 
 TEST_CASE("bad options are refused together, each named, and leave budgets at most the caller's", "[serve]") {

@@ -168,7 +168,7 @@ TEST_CASE("serve: malformed requests get 400 with a JSON body that names what wa
       {eval_body(kRelu(), 1, 19, {{"trails", 3}}), "unknown option \"trails\""},
       {eval_body(kRelu(), 1, 19, {{"trials", "3"}}), "option \"trials\" must be an integer"},
       {eval_body(kRelu(), 1, 19, {{"trials", 0}}), "option \"trials\" must be an integer from 1"},
-      {eval_body(kRelu(), 1, 19, {{"compat", "upstream"}}), "\"kernelbench\" or \"none\""},
+      {eval_body(kRelu(), 1, 19, {{"compat", "upstream"}}), "\"kernelbench-v0.1\" or \"none\""},
       {eval_body(kRelu(), 1, 19, {{"check_budget", 100000}}), "at most 180"},
       {eval_body(kRelu(), 1, 19, nlohmann::json::array()), "\"options\" must be an object"},
   };
