@@ -9,6 +9,7 @@
 # export      every problem's archive (one process)
 # degenerate  kbench degenerate --write over all problems (problems/degenerate.json, copied to $OUT)
 # tests       ctest -L gpu
+# ci-forbid   kbench ci --torch-ops forbid: kernels that leave work to PyTorch refused, every other one correct
 # ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch; THROUGHPUT_PASSES, default
 #             "adaptive both": the throughput figure, then adaptive against all-calls speedups)
@@ -126,9 +127,16 @@ PY
     grep -v "^export" "$LOGS/throughput.log" | tail -60 | cut -c1-400 ;;
   timing)
     timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
-    timed timing-1 $KB ci --timing both --out "$LOGS/ci-both-1.jsonl"
-    timed timing-2 $KB ci --timing both --out "$LOGS/ci-both-2.jsonl"
-    python3 scripts/timing-agreement.py "$LOGS/ci-both-1.jsonl" "$LOGS/ci-both-2.jsonl" ;;
+    # TIMING_PASSES=1: one pass (adaptive against all calls on the same calls, no run-to-run spread).
+    for ((pass = 1; pass <= ${TIMING_PASSES:-2}; pass++)); do
+      timed timing-$pass $KB ci --timing both --out "$LOGS/ci-both-$pass.jsonl"
+      tail -1 "$LOGS/timing-$pass.log"
+    done
+    python3 scripts/timing-agreement.py "$LOGS"/ci-both-*.jsonl ;;
+  ci-forbid)
+    timed export-ci python3 scripts/export_problems.py --only $(reference_kernel_problems)
+    timed ci-forbid $KB ci --torch-ops forbid --out "$LOGS/ci-forbid.jsonl"
+    grep -E "REGRESSED|refused|kernels," "$LOGS/ci-forbid.log" | cut -c1-200 ;;
   phases)
     timed phases scripts/eval-phases.sh build-gpu "$LOGS"
     tail -12 "$LOGS/phases.log" ;;
@@ -217,10 +225,13 @@ PY
     timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
     tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
   upstream-agreement)
-    timed export-agreement python3 scripts/export_problems.py --only 1:1 1:19 2:12 3:46
+    # AGREEMENT_FIXTURES: a subset of the fixtures (file names), where the whole table would take too long.
+    timed export-agreement python3 scripts/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 3:4 3:46
     timed ctest-kernelbench-rule ctest --test-dir build-gpu -R "KernelBench-rule fixture" -V -j1
     grep -E "tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$LOGS/ctest-kernelbench-rule.log" | head -20
-    timed upstream-agreement python3 scripts/upstream-agreement.py "${UPSTREAM:?set UPSTREAM to a KernelBench checkout}" --kbench $KB
+    # shellcheck disable=SC2086  # a list of names
+    timed upstream-agreement python3 scripts/upstream-agreement.py "${UPSTREAM:?set UPSTREAM to a KernelBench checkout}" --kbench $KB \
+      ${AGREEMENT_FIXTURES:+--only $AGREEMENT_FIXTURES}
     tail -22 "$LOGS/upstream-agreement.log" | cut -c1-220 ;;
   *) echo "unknown step: $step" ;;
   esac

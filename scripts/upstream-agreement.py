@@ -12,15 +12,22 @@ reference's Model, returns a tensor subclass or does what a submission may not);
 is 1 if any other disagrees.
 
   scripts/upstream-agreement.py UPSTREAM_CHECKOUT [--kbench build-gpu/kbench] [--rule kernelbench]
+                                [--only FILE ...] [--jobs 3]
+
+Upstream's evals run --jobs at a time (each builds its extensions with PyTorch's own build, tens of
+seconds; each holds its inputs on the GPU), kbench's one at a time after them, their extensions
+built ahead by `kbench batch --build-only`.
 
 The checkout is a clone of github.com/ScalingIntelligence/KernelBench (main; src/kernelbench/eval.py),
 never committed here. Its eval imports packages that its evaluation does not use (openai, litellm,
 dotenv, tqdm, requests, pydantic): where they are missing, empty stand-ins take their place.
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +35,7 @@ import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # kbench's integrity verdicts, and the messages of its refusals, where upstream's rule sees only values.
-INTENDED_VERDICTS = {"no_custom_kernel", "input_mutated", "inconsistent"}
+INTENDED_VERDICTS = {"no_custom_kernel", "input_mutated", "inconsistent", "state_changed"}
 INTENDED_MESSAGES = ("[kbench:refused]", "'Model'", "subclass of torch.Tensor")
 
 
@@ -108,6 +115,15 @@ def kbench_eval(kbench, entry, rule):
             return {"verdict": "no record", "message": ""}
 
 
+def build_ahead(kbench, entries):
+    """The fixtures' extensions built on every core before kbench evaluates them one at a time."""
+    with tempfile.TemporaryDirectory() as run_dir:
+        for i, e in enumerate(entries):
+            name = "level_%d_problem_%d_sample_%d_kernel.py" % (e["level"], e["problem"], i)
+            shutil.copy(e["path"], os.path.join(run_dir, name))
+        subprocess.run([kbench, "batch", run_dir, "--build-only"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def intended(record):
     verdict, message = record.get("verdict"), record.get("message", "")
     return verdict in INTENDED_VERDICTS or any(m in message for m in INTENDED_MESSAGES)
@@ -120,15 +136,25 @@ def main():
     parser.add_argument("upstream", help="a KernelBench checkout (src/kernelbench/eval.py)")
     parser.add_argument("--kbench", default=os.path.join(ROOT, "build-gpu/kbench"))
     parser.add_argument("--rule", default="kernelbench", choices=["kernelbench", "kernelbench-v0.1"])
+    parser.add_argument("--only", nargs="+", metavar="FILE", help="only these fixtures (file names)")
+    parser.add_argument("--jobs", type=int, default=3, help="upstream evals at a time")
     args = parser.parse_args()
-    rows, unexplained = [], 0
-    for entry in fixtures():
+    entries = [e for e in fixtures() if not args.only or e["file"] in args.only]
+
+    def upstream_verdict(entry):
         child = subprocess.run([sys.executable, __file__, "--upstream-eval", args.upstream,
                                 problem_file(entry["level"], entry["problem"]), entry["path"]],
                                capture_output=True, text=True, timeout=1200)
         lines = child.stdout.strip().splitlines()
-        upstream = lines[-1] if lines and lines[-1].split(":")[0] in ("pass", "fail", "error") else \
+        return lines[-1] if lines and lines[-1].split(":")[0] in ("pass", "fail", "error") else \
             "error: " + (child.stderr.strip().splitlines() or ["exit %d" % child.returncode])[-1][:120]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        upstream_of = dict(zip((e["file"] for e in entries), pool.map(upstream_verdict, entries)))
+    build_ahead(args.kbench, entries)
+    rows, unexplained = [], 0
+    for entry in entries:
+        upstream = upstream_of[entry["file"]]
         record = kbench_eval(args.kbench, entry, args.rule)
         kbench = record.get("verdict", "?")
         agree = (upstream == "pass") == (kbench == "correct") and not upstream.startswith("error")
