@@ -178,8 +178,8 @@ void add_timing_mode_options(CLI::App* cmd, timing::TimingOptions& timing) {
   const std::map<std::string, timing::TimingMode> modes = {
       {"fixed", timing::TimingMode::fixed}, {"adaptive", timing::TimingMode::adaptive}, {"both", timing::TimingMode::both}};
   cmd->add_option("--timing", timing.mode,
-                  "fixed: every timed trial (KernelBench's count); adaptive: until the mean is known within "
-                  "--timing-target (default); both: adaptive's figure and every trial's, on the same calls")
+                  "fixed (default): every timed trial (KernelBench's count); adaptive: until the mean is known within "
+                  "--timing-target; both: adaptive's figure and every trial's, on the same calls")
       ->transform(CLI::CheckedTransformer(modes).description(""))
       ->type_name("fixed|adaptive|both");
   cmd->add_option("--timing-min-trials", timing.min_trials,

@@ -37,6 +37,8 @@ const std::set<std::string> kNonComputingOps = {
     "aten::permute", "aten::expand", "aten::expand_as", "aten::select", "aten::slice", "aten::narrow",
     "aten::as_strided", "aten::detach", "aten::alias", "aten::movedim", "aten::unflatten", "aten::_reshape_alias",
     "aten::_unsafe_view", "aten::lift_fresh", "aten::resolve_conj", "aten::resolve_neg",
+    // lookups: an element of a list or a dictionary (params["weight"])
+    "aten::__getitem__",
     // copies and conversions
     "aten::contiguous", "aten::clone", "aten::copy_", "aten::reshape", "aten::flatten", "aten::to",
     "aten::_to_copy", "aten::type_as",

@@ -76,7 +76,7 @@ TEST_CASE("gpu_memory may lower the evaluator's GPU memory limit, never raise or
 
 TEST_CASE("the timing mode is set by name, travels to the worker, and keeps baselines of one mode from another", "[serve]") {
   auto s = default_eval_settings();
-  CHECK(s.request.timing.mode == kbench::timing::TimingMode::adaptive);
+  CHECK(s.request.timing.mode == kbench::timing::TimingMode::fixed);
   apply_options({{"timing", "both"}, {"timing_min_trials", 10}, {"timing_target", 0.005}}, s);
   CHECK(s.request.timing.mode == kbench::timing::TimingMode::both);
   CHECK(options_of(s) == nlohmann::json{{"timing", "both"}, {"timing_min_trials", 10}, {"timing_target", 0.005}});

@@ -30,6 +30,9 @@ TEST_CASE("under --torch-ops forbid a forward that calls PyTorch compute ops is 
   CHECK(compile_only("adversarial/torch_result_nudged.cu", 1, 19, false)["verdict"] == "not_checked");
   // A program of kernels, allocation and views only passes the policy.
   CHECK(compile_only("adversarial/sgemm_honest.cu", 1, 1, true)["verdict"] == "not_checked");
+  // Looking a parameter up by name computes nothing: L3#4's reference kernel (params["conv1.weight"], ...)
+  // passes the policy; on the H100 it was refused for aten::__getitem__.
+  CHECK(compile_only("../level3/4_LeNet5.cu", 3, 4, true)["verdict"] == "not_checked");
   // The option travels to the worker with the request.
   sandbox::EvalRequest req;
   req.check.forbid_torch_ops = true;
