@@ -23,9 +23,8 @@
 #include "profile/candidate_profile.h"
 #include "profile/reference_profile.h"
 #include "profile/roofline.h"
-#include "report/baselines.h"
 #include "report/environment.h"
-#include "timing/compiled_reference.h"
+#include "sandbox/baseline_timing.h"
 #include "timing/speedup_audit.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -113,34 +112,7 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
   return phases;
 }
 
-// The compiled figure recorded in baselines/<gpu>/compiled.json, as a timing entry whose "source"
-// says where it came from; without "mean_ms" where there is none (and why).
-nlohmann::json recorded_compiled_figure(const std::string& gpu_name, const problems::Problem& problem) {
-  const auto file = "baselines/" + report::gpu_slug(gpu_name) + "/compiled.json";
-  const auto recorded = report::recorded_baseline(gpu_name, "compiled", problem.level, problem.name);
-  if (!recorded) return {{"source", "none: no package and no entry in " + file}};
-  if (!recorded->contains("mean"))
-    return {{"source", "none: " + recorded->value("reason", "no figure") + " (" + file + ")"}};
-  nlohmann::json entry = {{"mean_ms", (*recorded)["mean"]},
-                          {"source", "recorded in " + file + ": " + recorded->value("path", "AOTInductor package")}};
-  if (!recorded->value("matches_eager", true)) entry["differs_from_eager"] = recorded->value("max_abs_error", 0.0);
-  return entry;
-}
-
 #endif
-
-// Figures measured earlier on this GPU (a restarted worker starts with none), marked so
-// that a record never presents them as timed in this process; emplace keeps the worker's own where
-// it has them.
-void take_known_baselines(const EvalRequest& req, const problems::Problem& problem, BaselineTimings& baselines) {
-  for (auto [kind, figures] : {std::pair{"eager", &baselines.eager}, std::pair{"compiled", &baselines.compiled}}) {
-    const auto it = req.known_baselines.find(kind);
-    if (it == req.known_baselines.end()) continue;
-    auto entry = *it;
-    entry["from_earlier_worker"] = true;
-    figures->emplace(baseline_key(problem.key(), req.timing), entry);
-  }
-}
 
 }  // namespace
 
@@ -369,8 +341,8 @@ void record_host(const Run& run, const compile::HostProgram& host) {
 }
 
 #ifdef KBENCH_WITH_CUDA
-const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptions& calls);
-const nlohmann::json& compiled_baseline(const Run& run, const check::TimedCallOptions& calls);
+// The worker's figures as the baselines' functions (sandbox/baseline_timing.h) take them.
+BaselineSite baseline_site(const Run& run) { return {run.context, run.problem, run.gpu, run.req}; }
 
 // A ModelNew's worker is new: its snapshot (check/process_state.h) is taken once kbench's own Python
 // has started and before the file is imported, with the ops that the reference and kbench's checks
@@ -396,8 +368,8 @@ void time_baselines_before_import(const Run& run) {
   check::TimedCallOptions calls;
   calls.timing = run.req.timing;
   run.stage("timing");
-  eager_baseline(run, calls);
-  compiled_baseline(run, calls);
+  eager_baseline(baseline_site(run), calls);
+  compiled_baseline(baseline_site(run), calls);
   run.stage("compile");
 }
 #endif
@@ -581,75 +553,6 @@ check::CorrectnessResult correctness_stage(const Run& run, const compile::HostPr
   return correctness;
 }
 
-// The robustness distributions the reference runs on (an index drawn from its inputs may fail on
-// some): the eager baseline is timed on each, once per problem, for every later candidate's audit.
-std::vector<std::string> reference_distributions(problems::Reference& reference, uint64_t seed) {
-  std::vector<std::string> runs_on;
-  for (const auto& d : problems::kRobustnessDistributions) {
-    try {
-      check::run_reference(reference, reference.make_inputs(seed, d), seed);
-      runs_on.push_back(d);
-    } catch (const std::exception&) {
-      // not timed on this distribution; the audit compares the others
-    }
-  }
-  return runs_on;
-}
-
-// The eager reference's timed calls: measured once per problem on this GPU (later samples reuse the
-// figure), on the problem's own inputs and on each robustness distribution it runs on.
-// Where a baseline timed in this worker comes from. A figure is `clean` when no submission's Python
-// or native code had been loaded into the process (kbench-format submissions bring neither: their
-// host programs are TorchScript, their kernels device code, and the process state is checked after
-// each of their calls); only clean figures are handed to other workers (sandbox/gpu_runner.cpp).
-void mark_provenance(const Run& run, nlohmann::json& entry) {
-  const bool clean = !run.context.submission_code_loaded;
-  entry["clean"] = clean;
-  entry["measured"] = clean ? "in this worker, before any submission's Python or native code was loaded in it"
-                            : "in this worker, after the submission's code was loaded: used for this record only";
-}
-
-const nlohmann::json& eager_baseline(const Run& run, const check::TimedCallOptions& calls) {
-  auto& figures = run.context.baselines.eager;
-  const auto key = baseline_key(run.problem.key(), run.req.timing);
-  if (const auto it = figures.find(key); it != figures.end()) return it->second;
-  auto& reference = *run.context.reference;
-  auto options = calls;
-  options.seed = 0;  // a run of its own
-  options.distributions = reference_distributions(reference, check::draw_robust_seed());
-  const auto timed = check::time_calls(
-      reference, [&](const std::vector<c10::IValue>& inputs, uint64_t seed) { reference.forward(inputs, seed); }, options);
-  auto entry = check::to_json(timed);
-  mark_provenance(run, entry);
-  return figures.emplace(key, entry).first->second;
-}
-
-// The compiled baseline: this GPU's AOTInductor package of the reference where one exists, timed
-// on fresh inputs as the candidate is, else the figure recorded in baselines/<gpu>/compiled.json;
-// the entry's "source" says which.
-const nlohmann::json& compiled_baseline(const Run& run, const check::TimedCallOptions& calls) {
-  auto& figures = run.context.baselines.compiled;
-  const auto key = baseline_key(run.problem.key(), run.req.timing);
-  if (const auto it = figures.find(key); it != figures.end()) return it->second;
-  nlohmann::json entry;
-  try {
-    timing::CompiledReference package(run.problem, report::gpu_slug(run.gpu.name));
-    auto options = calls;
-    options.seed = 0;
-    options.distributions.clear();
-    const auto timed = check::time_calls(
-        *run.context.reference, [&](const std::vector<c10::IValue>& inputs, uint64_t) { package.run(inputs); }, options);
-    entry = check::to_json(timed);
-    entry["source"] = "AOTInductor package, timed here: " + package.path().string();
-    mark_provenance(run, entry);
-  } catch (const std::exception& e) {
-    const std::string why = e.what();
-    entry = recorded_compiled_figure(run.gpu.name, run.problem);
-    entry["package"] = why.substr(0, why.find('\n'));
-  }
-  return figures.emplace(key, entry).first->second;
-}
-
 // The candidate's timed calls (check/timed_calls.h): fresh inputs on every call, a random share of
 // them checked, a few on each robustness distribution that counted in its trials. A checked call
 // that was wrong is `inconsistent`; parameters written during the calls are `input_mutated`. Then
@@ -680,7 +583,7 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
 
   timing["eager_reused"] = run.context.baselines.eager.count(baseline_key(run.problem.key(), run.req.timing)) > 0;
   t0 = Clock::now();
-  const auto& eager = eager_baseline(run, calls);
+  const auto& eager = eager_baseline(baseline_site(run), calls);
   split["eager"] = ms_since(t0);
   const double candidate_ms = candidate.own.stats.mean, eager_ms = eager["mean_ms"].get<double>();
   timing["eager"] = eager;
@@ -688,7 +591,7 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   if (candidate.all_calls && eager.contains("all_calls"))  // --timing both: the fixed count's figure beside
     timing["speedup_eager_all_calls"] = eager["all_calls"]["mean_ms"].get<double>() / candidate.all_calls->stats.mean;
   t0 = Clock::now();
-  const auto& compiled = compiled_baseline(run, calls);
+  const auto& compiled = compiled_baseline(baseline_site(run), calls);
   split["compiled"] = ms_since(t0);
   timing["compiled"] = compiled;
   if (compiled.contains("mean_ms")) timing["speedup_compiled"] = compiled["mean_ms"].get<double>() / candidate_ms;
