@@ -676,6 +676,8 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_timing_mode_options(cmd, base->timing);
   cmd->callback([&g, &exit_code, dir, recorded_path, out, record, timing_trials, compile_only, base] {
     apply_logging(g);
+    if (*record && base->check.forbid_torch_ops)
+      throw std::runtime_error("--record keeps kbench's own policy: run it without --torch-ops forbid");
     const auto root = problems::project_root(g.root);
     auto gpu = launch::query_device(0);
     if (*compile_only) gpu = launch::DeviceInfo{false, "--compile-only"};
@@ -723,7 +725,6 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     }
     if (*record) {
       if (!gpu.present) throw std::runtime_error("--record needs a GPU: a record holds verdicts and timings");
-      if (refused) throw std::runtime_error("--record keeps kbench's own policy: run it without --torch-ops forbid");
       std::filesystem::create_directories(file.parent_path());
       std::ofstream(file) << report::to_recorded(records).dump(2) << "\n";
       std::printf("recorded %s\n", file.c_str());

@@ -59,9 +59,9 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
     }
   }
 
-  // Only figures measured where no submission's code had been loaded (evaluation.cpp's
-  // mark_provenance) reach later workers.
-  if (const auto timing = record.find("timing"); timing != record.end() && record.value("verdict", "") != "state_changed")
+  // Only figures measured where no submission's code had been loaded (`clean`: see
+  // sandbox/baseline_timing.h) reach later workers; a state_changed record keeps no figure at all.
+  if (const auto timing = record.find("timing"); timing != record.end())
     for (const auto* kind : {"eager", "compiled"})
       if (const auto figure = timing->find(kind); figure != timing->end() && figure->is_object() && figure->value("clean", false))
         known_baselines_[key][kind] = *figure;
