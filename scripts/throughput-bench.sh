@@ -89,6 +89,13 @@ guards = sorted(r["phases_ms"]["correctness_split"]["own"].get("guard", 0) for r
 if guards:
     print(f"memory guards of the own-input trials (poison and out-of-bounds check, ms per evaluation): "
           f"median {guards[len(guards) // 2]:.1f}, max {guards[-1]:.1f}, sum {sum(guards) / 1e3:.1f} s")
+# The process-state watch (#33): its comparisons after every candidate call and before every
+# reference run, and a ModelNew's snapshot, against the whole evaluation.
+watch = [r["process_state"] for r in records if "checks_ms" in r.get("process_state", {})]
+if watch:
+    watch_s = (sum(w["checks_ms"] for w in watch) + phases.get("process_snapshot", 0)) / 1000
+    print(f"process-state watch: {sum(w['checks'] for w in watch)} checks in {len(watch)} evaluations, {watch_s:.2f} s "
+          f"= {100 * watch_s / (phases.get('total', 0) / 1000 or 1):.2f}% of {phases.get('total', 0) / 1000:.1f} s of evaluation")
 samples = [int(x) for x in open(sys.argv[2]).read().split() if x.strip().isdigit()]
 if samples:
     idle = sum(1 for u in samples if u == 0)

@@ -1,5 +1,7 @@
 #include "check/process_state.h"
 
+#include <chrono>
+
 #include <sstream>
 
 #include <ATen/Context.h>
@@ -222,9 +224,11 @@ void ProcessStateWatch::watch_ops(const std::set<std::string>& ops) { watched_op
 bool ProcessStateWatch::verify(Depth depth, const std::string& where) {
   if (changed()) return false;
   ++checks_;
+  const auto start = std::chrono::steady_clock::now();
   auto changes = state_changes(settings_, capture_settings(device_));
   if (changes.empty() && watch_dispatcher_ && depth != Depth::settings && (depth == Depth::all_ops || !watched_ops_.empty()))
     changes = state_changes(dispatcher_, capture_dispatcher(depth == Depth::all_ops ? std::set<std::string>{} : watched_ops_));
+  checking_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (changes.empty()) return true;
   for (const auto& c : changes) change_ += (change_.empty() ? "" : "; ") + c;
   change_ += " (" + where + ")";

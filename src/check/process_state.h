@@ -66,6 +66,7 @@ class ProcessStateWatch {
   bool changed() const { return !change_.empty(); }
   const std::string& change() const { return change_; }  // "what: before -> after (where)"
   int checks() const { return checks_; }
+  double checking_ms() const { return checking_ms_; }  // spent in verify: the watch's cost
   bool watches_dispatcher() const { return watch_dispatcher_; }
 
  private:
@@ -75,6 +76,7 @@ class ProcessStateWatch {
   std::set<std::string> watched_ops_;
   std::string change_;
   int checks_ = 0;
+  double checking_ms_ = 0;
 };
 
 // The watch of the evaluation running on this thread, if any: the checks call

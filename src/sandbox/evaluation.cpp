@@ -726,10 +726,14 @@ void reference_integrity_stage(const Run& run, const check::Fingerprints& state_
 // (check/process_state.h). A change is the verdict whatever else was found, and nothing measured in
 // this process since is kept: the timing and the profile leave the record, the reference outputs
 // and figures the worker kept are forgotten, and the worker is retired (sandbox/worker.cpp).
-void process_state_stage(const Run& run, Verdicts& verdicts) {
+// `checks_before`, `ms_before`: the watch's counts when this evaluation's candidate began (a
+// kbench-format worker's watch outlives its evaluations), so the record has this one's cost.
+void process_state_stage(const Run& run, Verdicts& verdicts, int checks_before, double ms_before) {
   auto& watch = *run.context.process_watch;
   watch.verify(check::ProcessStateWatch::Depth::all_ops, "at the end of the evaluation");
-  run.record["process_state"] = {{"checks", watch.checks()}, {"dispatcher_compared", watch.watches_dispatcher()}};
+  run.record["process_state"] = {{"checks", watch.checks() - checks_before},
+                                 {"checks_ms", watch.checking_ms() - ms_before},
+                                 {"dispatcher_compared", watch.watches_dispatcher()}};
   if (!watch.changed()) return;
   run.record["process_state"]["changed"] = watch.change();
   const auto message = "the submission changed the worker's process state, which the reference and the baselines "
@@ -773,6 +777,8 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   // taken before its import); every candidate call is checked against it from here on.
   if (!context.process_watch) context.process_watch.emplace(run.req.device, /*watch_dispatcher=*/false);
   check::ActiveProcessStateWatch active_watch(&*context.process_watch);
+  const int watch_checks_before = context.process_watch->checks();
+  const double watch_ms_before = context.process_watch->checking_ms();
 
   auto check_options = run.req.check;
   check_options.keep_free_bytes = module ? module->local_memory_reserve(run.gpu) : 0;
@@ -818,7 +824,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
                                      {"computed", context.reference_outputs.computed() - computed_before}};
   if (!context_poisoned) {
     reference_integrity_stage(run, state_before, verdicts);
-    process_state_stage(run, verdicts);
+    process_state_stage(run, verdicts, watch_checks_before, watch_ms_before);
   } else {
     run.record["process_state"] = {{"skipped", "the CUDA context is unusable after a sticky error; the worker is retired"}};
   }
