@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine after the build: kbench eval --profile on the reference kernels of L1#19, L1#37
-# (two launches), L2#12 (cuBLAS + an epilogue kernel) and L3#4 (LeNet-5), --ncu on L1#19, a
-# refinement prompt built from L2#12's record, and the profile's GPU tests; one compact summary.
+# (two launches) and L3#4 (LeNet-5) and on an L2#12 submission that calls cuBLAS beside its epilogue
+# kernel (tests/submissions/l2_12_cublas_epilogue.cu), --ncu on L1#19, a refinement prompt built from
+# L2#12's record, and the profile's GPU tests; one compact summary.
 # A pass: every record 'correct' with a profile; 'sum/timed' near 1 for L1#19 and L1#37 (kernel
 # times add up to the timed mean; L3#4's small kernels leave launch gaps, shown as 'gaps');
 # L2#12's reference names a GEMM kernel under aten::linear with most of the time; the ncu line
@@ -19,7 +20,7 @@ if grep -q "KBENCH_LIBCSV_LIBRARY:FILEPATH=.*NOTFOUND" "$BUILD/CMakeCache.txt" 2
   echo "      dpkg -i .carry/debs/*.deb && cmake --preset gpu && cmake --build --preset gpu"
 fi
 python3 scripts/export_problems.py --only 1:19 1:37 2:12 3:4 >"$OUT_DIR/export.log" 2>&1 || tail -5 "$OUT_DIR/export.log"
-for c in "level1/19_ReLU.cu 1 19" "level1/37_FrobeniusNorm_.cu 1 37" "level2/12_Gemm_Multiply_LeakyReLU.cu 2 12" "level3/4_LeNet5.cu 3 4"; do
+for c in "level1/19_ReLU.cu 1 19" "level1/37_FrobeniusNorm_.cu 1 37" "tests/submissions/l2_12_cublas_epilogue.cu 2 12" "level3/4_LeNet5.cu 3 4"; do
   read -r file level problem <<<"$c"
   start=$SECONDS
   $KB eval "$file" --level "$level" --problem "$problem" --profile --out "$OUT_DIR/profile-$level-$problem.json" \
