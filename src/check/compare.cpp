@@ -217,9 +217,15 @@ Fingerprints fingerprints(const std::vector<c10::IValue>& values) {
   return out;
 }
 
+bool is_running_statistic(const std::string& name) {
+  const auto leaf = name.substr(name.rfind('.') + 1);  // the whole name when it has no '.'
+  return leaf == "running_mean" || leaf == "running_var" || leaf == "num_batches_tracked";
+}
+
 Fingerprints fingerprints(const c10::Dict<std::string, at::Tensor>& tensors) {
   Fingerprints out;
-  for (const auto& entry : tensors) out.push_back(fingerprint(entry.value()));
+  for (const auto& entry : tensors)
+    if (!is_running_statistic(entry.key())) out.push_back(fingerprint(entry.value()));
   return out;
 }
 

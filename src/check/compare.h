@@ -58,6 +58,11 @@ std::pair<int64_t, int64_t> fingerprint(const at::Tensor& t);
 // One fingerprint per value, in order ((0, 0) for a value that is not a tensor), or per entry.
 using Fingerprints = std::vector<std::pair<int64_t, int64_t>>;
 Fingerprints fingerprints(const std::vector<c10::IValue>& values);
+// A module's parameters and buffers by name, but for the running statistics of torch.nn's
+// normalisation layers (`is_running_statistic`): in training mode, as KernelBench runs both models,
+// every forward of the reference (and of a ModelNew's BatchNorm) updates them, and they do not enter
+// the output, so they are the models' own bookkeeping, not weights a candidate may write.
+bool is_running_statistic(const std::string& name);
 Fingerprints fingerprints(const c10::Dict<std::string, at::Tensor>& tensors);
 
 }  // namespace kbench::check

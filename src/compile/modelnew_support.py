@@ -23,10 +23,6 @@ _Module = torch.nn.Module
 _float32 = torch.float32
 _real_load_inline = _cpp_extension.load_inline
 
-# Buffers that torch.nn's normalisation layers update on every call in training mode, as the
-# reference's do: not state a submission keeps, so not fingerprinted.
-_RUNNING_STATISTICS = {"running_mean", "running_var", "num_batches_tracked"}
-
 UNSUPPORTED = "[kbench:unsupported_backend] "
 
 
@@ -110,9 +106,7 @@ def state_tensors(model):
     """ModelNew's parameters and buffers by name, sharing memory with the module: kbench
     fingerprints them around every call, so a forward that writes into them is caught."""
     tensors = {name: p.detach() for name, p in model.named_parameters()}
-    for name, b in model.named_buffers():
-        if name.rsplit(".", 1)[-1] not in _RUNNING_STATISTICS:
-            tensors[name] = b
+    tensors.update(model.named_buffers())  # running statistics included: check::fingerprints skips them
     return tensors
 
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check/compare.h"
 #include "fixtures.h"
 #include "problems/catalog.h"
 #include "problems/reference.h"
@@ -216,4 +217,29 @@ TEST_CASE("for_each_tensor reaches parameters, buffers, plain attributes, contai
   CHECK(outer.attr("h0").toTensor().scalar_type() == torch::kDouble);
   for (const auto& t : outer.attr("states").toTensorList().vec()) CHECK(t.scalar_type() == torch::kDouble);
   CHECK(outer.attr("inner").toModule().attr("weight").toTensor().scalar_type() == torch::kDouble);
+}
+
+TEST_CASE("a reference's BatchNorm running statistics, which its training-mode forward updates, are not in its fingerprint",
+          "[problems]") {
+  // L3#46 (NetVLAD with ghost clusters) has a BatchNorm1d; kbench runs the reference in training
+  // mode, as KernelBench does, so every forward moves its running mean. The reference-integrity
+  // check fingerprints the reference's state around a candidate: before this rule, any candidate of
+  // a problem with batch normalisation was input_mutated ("wrote into the reference's parameters").
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  const auto* p = catalog.find(3, 46);
+  REQUIRE(p);
+  if (const auto why = skip_reason(*p); !why.empty()) {
+    std::cout << "skipped " << p->key() << ": " << why << "\n";
+    return;
+  }
+  problems::Reference ref(*p, torch::kCPU);
+  const auto before = check::fingerprints(ref.state());
+  const auto running_mean = ref.state().at("batch_norm.running_mean").clone();
+  ref.forward(ref.make_inputs(1, "own"), 1);
+  CHECK_FALSE(torch::equal(ref.state().at("batch_norm.running_mean"), running_mean));  // the forward moved it
+  CHECK(check::fingerprints(ref.state()) == before);
+  CHECK(check::is_running_statistic("batch_norm.num_batches_tracked"));
+  CHECK_FALSE(check::is_running_statistic("batch_norm.weight"));
+  ref.state().at("clusters").add_(1.0);  // a write into a weight is still seen
+  CHECK(check::fingerprints(ref.state()) != before);
 }
