@@ -113,6 +113,7 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   const auto own = [&](int i) { return plan.timed[static_cast<size_t>(i)].distribution == problems::kOwnDistribution; };
   r.own = timing::select_trials(all, [&](int i) { return i < r.timed_calls && own(i); }, options.timing);
   r.interval = timing::relative_half_width(r.own.trial_ms);
+  r.drift = timing::relative_drift(r.own.trial_ms);
   if (r.timed_calls > 0) r.check_probability = plan.check_probability[static_cast<size_t>(r.timed_calls - 1)];
   if (options.timing.mode == timing::TimingMode::both) r.all_calls = timing::select_trials(all, own, options.timing);
   // Every distribution's calls come before the first stop: all of them ran.
@@ -221,7 +222,7 @@ nlohmann::json to_json(const TimedCalls& t) {
   j["distributions"] = distributions;
   j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"mode", timing::mode_name(t.mode)},
                    {"timed_calls", t.timed_calls}, {"max_calls", t.max_calls}, {"calls_run", t.calls_run},
-                   {"interval", t.interval}, {"check_probability", t.check_probability}, {"checked", t.checked},
+                   {"interval", t.interval}, {"drift", t.drift}, {"check_probability", t.check_probability}, {"checked", t.checked},
                    {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms}};
   if (t.all_calls) {  // --timing both: the own calls' times in order, to see where the two figures part
     j["all_calls"] = timing::to_json(*t.all_calls);

@@ -98,6 +98,7 @@ struct TimedCalls {
   int max_calls = 0;    // the plan's calls
   int calls_run = 0;    // timed calls made: timed_calls, but max_calls under `both`
   double interval = 0;  // the 95% interval's half-width reached, as a share of the mean
+  double drift = 0;     // the later half's mean against the earlier half's, as a share
   // Under `both`: the own distribution's measurement over every call, the fixed count's figure.
   std::optional<timing::Measurement> all_calls;
   double check_probability = 0;  // the least of the calls that count: what the guarantee rests on

@@ -25,6 +25,17 @@ double relative_half_width(const std::vector<double>& samples) {
   return t_quantile_975(s.count - 1) * s.stddev / std::sqrt(static_cast<double>(s.count)) / s.mean;
 }
 
-bool precise_enough(const std::vector<double>& samples, double target) { return relative_half_width(samples) <= target; }
+double relative_drift(const std::vector<double>& samples) {
+  const size_t half = samples.size() / 2;
+  if (half == 0) return std::numeric_limits<double>::infinity();
+  double earlier = 0, later = 0;
+  for (size_t i = 0; i < half; ++i) earlier += samples[i], later += samples[samples.size() - half + i];
+  if (earlier <= 0) return std::numeric_limits<double>::infinity();
+  return std::abs(later / earlier - 1);
+}
+
+bool precise_enough(const std::vector<double>& samples, double target) {
+  return relative_half_width(samples) <= target && relative_drift(samples) <= target;
+}
 
 }  // namespace kbench::timing
