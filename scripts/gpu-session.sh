@@ -24,6 +24,7 @@
 # serve-throughput  scripts/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
 # serve-hostile  scripts/serve-bench.sh hostile killed (1,000 idle + 200 slow connections; a worker SIGKILLed), ~2 min
 # serve-scaling  scripts/serve-bench.sh scaling (the mix on one GPU, then on all visible: the ratio), ~6 min on 2 GPUs
+#             (MIX_TIMING=adaptive: the requests' timing, ~3 min)
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu);
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
@@ -226,13 +227,15 @@ PY
     tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
   upstream-agreement)
     # AGREEMENT_FIXTURES: a subset of the fixtures (file names), where the whole table would take too long.
+    # AGREEMENT_JOBS: upstream's evals at once (default 3; L1#19's 6 GiB inputs ran out of memory at 3).
     timed export-agreement python3 scripts/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 3:4 3:46
-    timed ctest-kernelbench-rule ctest --test-dir build-gpu -R "KernelBench-rule fixture" -V -j1
-    grep -E "tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$LOGS/ctest-kernelbench-rule.log" | head -20
     # shellcheck disable=SC2086  # a list of names
     timed upstream-agreement python3 scripts/upstream-agreement.py "${UPSTREAM:?set UPSTREAM to a KernelBench checkout}" --kbench $KB \
-      ${AGREEMENT_FIXTURES:+--only $AGREEMENT_FIXTURES}
-    tail -22 "$LOGS/upstream-agreement.log" | cut -c1-220 ;;
+      --jobs "${AGREEMENT_JOBS:-3}" ${AGREEMENT_FIXTURES:+--only $AGREEMENT_FIXTURES}
+    tail -22 "$LOGS/upstream-agreement.log" | cut -c1-220
+    # After the table, so that the fixtures' extensions are built (and cached) once.
+    timed ctest-kernelbench-rule ctest --test-dir build-gpu -R "KernelBench-rule fixture" -V -j1
+    grep -E "tests passed|tests failed|FAILED|REQUIRE|CHECK\(" "$LOGS/ctest-kernelbench-rule.log" | head -20 ;;
   *) echo "unknown step: $step" ;;
   esac
 done

@@ -249,7 +249,9 @@ def the_mix():
 def serve_mix(kbench, out_dir, name, jobs, clients, *args):
     """The mix through a fresh `kbench serve` (with `args`) from `clients` concurrent clients, NVRTC
     from cold: {file name: (outcome, status, record, seconds)}, the wall time, the server's health
-    once drained, and the GPUs' utilisation."""
+    once drained, and the GPUs' utilisation. $MIX_TIMING (fixed, adaptive) is each request's
+    `timing` option where set."""
+    options = {"timing": os.environ["MIX_TIMING"]} if os.environ.get("MIX_TIMING") else None
     shutil.rmtree(CACHE / "compile", ignore_errors=True)
     server = Server(kbench, out_dir, name, *args)
     pending, results, lock = list(reversed(jobs)), {}, threading.Lock()
@@ -261,7 +263,7 @@ def serve_mix(kbench, out_dir, name, jobs, clients, *args):
                     return
                 file, level, problem = pending.pop()
             t0 = time.monotonic()
-            outcome, status, record = post(server.url, submission(file, level, problem))
+            outcome, status, record = post(server.url, submission(file, level, problem, options))
             with lock:
                 results[file.name] = (outcome, status, record or {}, time.monotonic() - t0)
 
