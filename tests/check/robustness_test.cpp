@@ -4,11 +4,13 @@
 // (tests/sandbox/adversarial_test.cpp) runs the same rules on real submissions.
 #include <cstdlib>
 
+#include <ATen/Context.h>
 #include <torch/script.h>
 
 #include "check/compare.h"
 #include "check/correctness.h"
 #include "check/degenerate.h"
+#include "check/exact_reference.h"
 #include "problems/reference.h"
 
 #include "catch.h"
@@ -166,4 +168,37 @@ TEST_CASE("an allocation that failed is told apart from other errors, also insid
   CHECK(kbench::check::is_out_of_memory(
       "The following operation failed in the TorchScript interpreter.\nRuntimeError: CUDA out of memory. Tried to allocate 8.00 GiB."));
   CHECK_FALSE(kbench::check::is_out_of_memory("RuntimeError: index 7 is out of bounds for dimension 0"));
+}
+
+TEST_CASE("a candidate that fails against the reference's output is compared with the reference run again without TF32",
+          "[check]") {
+  // On the CPU TF32 changes nothing, so the reference's own output stands for the exact one, and an
+  // output off by 1 for the reference as TF32 computed it (what large inputs do to a convolution).
+  const char* saved = std::getenv("KBENCH_CACHE");
+  const std::string saved_cache = saved ? saved : "";
+  problems::Reference reference(scripted_problem("exact_retry", "return x * 2.0"), torch::kCPU);
+  const check::TrialInputs made{7, "own"};
+  const auto exact = reference.forward(reference.make_inputs(7, "own"), 7).toTensor();
+  const c10::IValue rounded = exact + 1.0;
+  check::Tolerance tolerance;
+  at::globalContext().setAllowTF32CuDNN(true);
+
+  c10::IValue right = exact.clone();
+  const auto against_rounded = check::compare_outputs(rounded, right, tolerance);
+  REQUIRE(against_rounded.verdict == Verdict::value_mismatch);
+  const auto retried = check::with_exact_reference_retry(against_rounded, right, tolerance, reference, made, 7, false);
+  CHECK(retried.verdict == Verdict::correct);
+  CHECK_THAT(retried.message, contains_text("without TF32"));
+  CHECK(retried.max_abs_error == Approx(0.0).margin(1e-6));
+  CHECK(retried.upstream_verdict == against_rounded.upstream_verdict);  // KernelBench's rule keeps PyTorch's defaults
+  CHECK(at::globalContext().allowTF32CuDNN());                           // the flag as it was
+
+  // A wrong output stays wrong, with the first comparison's message.
+  c10::IValue wrong = exact * 3.0;
+  const auto against_rounded_wrong = check::compare_outputs(rounded, wrong, tolerance);
+  const auto still = check::with_exact_reference_retry(against_rounded_wrong, wrong, tolerance, reference, made, 7, false);
+  CHECK(still.verdict == Verdict::value_mismatch);
+  CHECK(still.message == against_rounded_wrong.message);
+  if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
+  else ::unsetenv("KBENCH_CACHE");
 }
