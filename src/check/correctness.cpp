@@ -272,8 +272,7 @@ struct TrialRunner {
         tolerance.robustness = robustness;
         auto cmp = compare_outputs(*expected, out, tolerance);
         expected.reset();  // room for the exact reference, where the retry needs one
-        cmp = with_exact_reference_retry(cmp, out, tolerance, reference, t.inputs, t.inputs.seed,
-                                         options.offload_candidate_output);
+        cmp = with_exact_reference_retry(cmp, out, tolerance, reference, t.inputs, options.offload_candidate_output);
         t.verdict = cmp.verdict;
         t.message = cmp.message;
         t.upstream_verdict = cmp.upstream_verdict;

@@ -9,8 +9,6 @@
 // reference as PyTorch's defaults compute it.
 #pragma once
 
-#include <cstdint>
-
 #include <ATen/core/ivalue.h>
 
 #include "check/compare.h"
@@ -19,13 +17,13 @@
 
 namespace kbench::check {
 
-// `first`: the comparison with the reference's output. Where kbench's rule failed there, the
-// reference runs again on the trial's inputs (drawn again from `made_from`) with TF32 off, and
-// kbench's verdict, message and errors become those of the comparison with that output if it
-// passes (the message says so). `output` may be moved to host memory meanwhile (`offload`), as
-// for the first reference run.
+// `first`: the comparison with the reference's output. Where kbench's rule found values out of
+// tolerance there (value_mismatch: rounding cannot change a structure, shape or dtype), the
+// reference runs again with TF32 off on the trial's inputs, drawn again from `made_from` (and run
+// with its seed, as every trial's reference is), and kbench's verdict, message and errors become
+// those of the comparison with that output if it passes (the message says so). `output` may be
+// moved to host memory meanwhile (`offload`), as for the first reference run.
 Comparison with_exact_reference_retry(Comparison first, c10::IValue& output, const Tolerance& tolerance,
-                                      problems::Reference& reference, const TrialInputs& made_from,
-                                      uint64_t forward_seed, bool offload);
+                                      problems::Reference& reference, const TrialInputs& made_from, bool offload);
 
 }  // namespace kbench::check

@@ -1,7 +1,6 @@
 #include "check/process_state.h"
 
 #include <chrono>
-
 #include <sstream>
 
 #include <ATen/Context.h>

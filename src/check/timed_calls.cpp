@@ -206,7 +206,7 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     rule.robustness = robustness;
     auto cmp = compare_outputs(expected, output, rule);
     expected = c10::IValue();  // room for the exact reference, where the retry needs one
-    cmp = with_exact_reference_retry(cmp, output, rule, reference, {c.seed, c.distribution}, c.seed,
+    cmp = with_exact_reference_retry(cmp, output, rule, reference, {c.seed, c.distribution},
                                      options.offload_candidate_output);
     const std::string why = "correct when checked, but " + call_label(plan, index) + " gave a wrong output: ";
     if (cmp.verdict != Verdict::correct && r.verdict == Verdict::correct)
