@@ -122,14 +122,19 @@ def submission(path, level, problem, options=None):
 
 
 class GpuSampler:
-    """nvidia-smi's utilisation every 500 ms; idle = the share of samples at 0%."""
+    """nvidia-smi's utilisation every 500 ms of the GPUs `ids` (default: all); idle = the share of
+    samples at 0%, each GPU's sample counted, so that a GPU left unused is not counted."""
+
+    def __init__(self, ids=None):
+        self.ids = ids
 
     def __enter__(self):
         self.file = tempfile.TemporaryFile("w+")
         self.proc = None
         if shutil.which("nvidia-smi"):
+            select = ["-i", ",".join(map(str, self.ids))] if self.ids else []
             self.proc = subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
-                                          "-lms", "500"], stdout=self.file, stderr=subprocess.DEVNULL)
+                                          *select, "-lms", "500"], stdout=self.file, stderr=subprocess.DEVNULL)
         return self
 
     def __exit__(self, *exc):
@@ -246,10 +251,10 @@ def the_mix():
     return mix_dir, jobs
 
 
-def serve_mix(kbench, out_dir, name, jobs, clients, *args):
+def serve_mix(kbench, out_dir, name, jobs, clients, *args, gpu_ids=None):
     """The mix through a fresh `kbench serve` (with `args`) from `clients` concurrent clients, NVRTC
     from cold: {file name: (outcome, status, record, seconds)}, the wall time, the server's health
-    once drained, and the GPUs' utilisation. $MIX_TIMING (fixed, adaptive) is each request's
+    once drained, and the utilisation of the GPUs `gpu_ids` (default: all). $MIX_TIMING (fixed, adaptive) is each request's
     `timing` option where set."""
     options = {"timing": os.environ["MIX_TIMING"]} if os.environ.get("MIX_TIMING") else None
     shutil.rmtree(CACHE / "compile", ignore_errors=True)
@@ -267,7 +272,7 @@ def serve_mix(kbench, out_dir, name, jobs, clients, *args):
             with lock:
                 results[file.name] = (outcome, status, record or {}, time.monotonic() - t0)
 
-    with GpuSampler() as gpu:
+    with GpuSampler(gpu_ids) as gpu:
         t0 = time.monotonic()
         threads = [threading.Thread(target=client) for _ in range(clients)]
         for t in threads:
@@ -437,16 +442,22 @@ def scaling(kbench, out_dir, clients=32):
     _, jobs = the_mix()
     print(f"the 200-submission mix through {clients} clients: one GPU, then all {gpus} visible "
           "(CUDA_VISIBLE_DEVICES picks them), NVRTC from cold each time")
-    runs = [("one GPU", ["--gpus", "0"])] + ([(f"{gpus} GPUs", [])] if gpus > 1 else [])
+    runs = [("one GPU", ["--gpus", "0"], [0])] + ([(f"{gpus} GPUs", [], None)] if gpus > 1 else [])
     per_hour = []
-    for label, args in runs:
+    for label, args, ids in runs:
         results, wall, health, gpu = serve_mix(kbench, out_dir, f"scaling-{len(per_hour) + 1}", jobs, clients,
-                                               *MIX_BUDGETS, *args)
+                                               *MIX_BUDGETS, *args, gpu_ids=ids)
         answered = sum(1 for _, s, _, _ in results.values() if s == 200)
         per_hour.append(3600 * answered / wall)
         busy = ", ".join(f"GPU {w['device']} {w['busy_s']:.0f} s ({w['evaluations']} evaluations)" for w in health.get("workers", []))
+        # A problem's baselines are timed once on each GPU that evaluates it.
+        gpus_of = {}
+        for _, status, record, _ in results.values():
+            if status == 200 and "eager" in record.get("timing", {}):
+                gpus_of.setdefault(f"{record['problem']['level']}/{record['problem']['id']}", set()).add(record["serve"]["gpu"])
+        shared = sum(1 for g in gpus_of.values() if len(g) > 1)
         print(f"  {label:8s}: {answered:3d} answered in {wall:6.1f} s = {per_hour[-1]:5.0f} per hour, GPU idle {gpu.idle():4.1f}% "
-              f"of {len(gpu.samples)} samples; runners busy: {busy}")
+              f"of {len(gpu.samples)} samples; runners busy: {busy}; {len(gpus_of)} problems timed, {shared} on more than one GPU")
     if len(per_hour) > 1:
         print(f"  ratio {gpus} GPUs / one: {per_hour[1] / per_hour[0]:.2f} (goal on two GPUs: >= 1.8)")
     else:

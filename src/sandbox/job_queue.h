@@ -1,7 +1,8 @@
 // The order in which GPUs take evaluations, for a batch (every job known up front) and for serve
 // (jobs arrive one at a time). Each runner keeps to its problem while jobs of it wait, so its
 // worker's loaded reference, kept reference outputs and baselines serve them all; a free runner
-// starts a problem that no other runner is on before sharing one, and shares one rather than idle.
+// starts a problem that no other runner is on before sharing one (first one it has had before,
+// whose baselines its GPU has timed), and shares one rather than idle.
 #pragma once
 
 #include <condition_variable>
@@ -9,6 +10,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +57,7 @@ class JobQueue {
   std::condition_variable changed_;
   std::list<Job> waiting_;  // in the order of pushing
   std::vector<std::optional<std::string>> current_;  // each runner's problem
+  std::vector<std::set<std::string>> ran_;            // the problems each runner has had
   size_t max_pass_overs_;
   size_t next_id_ = 0;
   bool closed_ = false;

@@ -77,6 +77,22 @@ TEST_CASE("a job arriving for a loaded problem goes to its runner, unless anothe
   CHECK(queue.next(1) == 3u);  // runner 0 is busy and runner 1 is free: it shares A rather than idle
 }
 
+TEST_CASE("a free runner goes back to a problem it has had, then to one nobody has had, before another runner's", "[serve]") {
+  JobQueue queue(2);
+  queue.push("A"), queue.push("B");
+  CHECK(queue.next(0) == 0u);
+  CHECK(queue.next(1) == 1u);
+  queue.push("C"), queue.push("D");
+  CHECK(queue.next(0) == 2u);  // runner 0 has had A and C
+  CHECK(queue.next(1) == 3u);  // runner 1 has had B and D
+  queue.push("B"), queue.push("A");
+  CHECK(queue.next(0) == 5u);  // its own A before the older B, which runner 1 has had
+  CHECK(queue.next(1) == 4u);
+  queue.push("D"), queue.push("E");
+  CHECK(queue.next(0) == 7u);  // E, which nobody has had, before runner 1's D
+  CHECK(queue.next(1) == 6u);
+}
+
 TEST_CASE("a job passed over too often for a runner's problem goes first", "[serve]") {
   JobQueue queue(1, 2);
   queue.push("A");
