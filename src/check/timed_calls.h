@@ -26,7 +26,11 @@
 //   own distribution's, and the speedup audit compares the two (timing/speedup_audit.h).
 // The baselines (the eager reference, a compiled package) are trusted code: their calls are timed
 // the same way, but on one input set per distribution, drawn once and used by that distribution's
-// calls in a row, which costs one draw instead of one per call.
+// calls in a row, which costs one draw instead of one per call. A baseline's own calls come first,
+// all of them, and its distributions' calls in a run of their own after them, whatever the mode: on
+// the H100 an eager reference's own calls ran up to 80% slower right after its distributions' calls,
+// and an adaptive run that put them between its own calls measured a different eager figure than a
+// fixed one.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +38,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,8 +75,8 @@ struct CallPlan {
 };
 // A candidate's plan: fresh inputs for every call, the distributions' calls shuffled among the own
 // ones of the first stop, each timed call checked with check_probability() of its stop. A
-// baseline's: no checks, and each distribution's calls in a row (they share one input set) after
-// the first stop's own calls. Under `fixed` timing the only stop is after all the calls; under an
+// baseline's: no checks, and each distribution's calls in a row (they share one input set), where
+// the candidate's are shuffled. Under `fixed` timing the only stop is after all the calls; under an
 // adaptive mode the first comes after `min_trials` own calls and every distribution's, the next
 // after each `min_trials` more.
 enum class Caller { candidate, baseline };
@@ -114,9 +119,12 @@ struct TimedCalls {
 };
 
 // Times a baseline's `call` on `reference`'s inputs, one set per distribution, with no check: the
-// eager reference (its forward seeded with the call's seed) or a compiled package.
+// eager reference (its forward seeded with the call's seed) or a compiled package. Its own calls
+// (stopped as the mode says) and then its distributions' (each `calls_per_distribution`), in two
+// runs: baseline_passes().
 TimedCalls time_calls(problems::Reference& reference, const std::function<void(const std::vector<c10::IValue>&, uint64_t seed)>& call,
                       const TimedCallOptions& options);
+std::pair<TimedCallOptions, TimedCallOptions> baseline_passes(const TimedCallOptions& options);
 
 // Times the candidate's forward on fresh inputs and checks a random share of the calls against the
 // reference (`tolerance`; robustness distributions under the robustness trials' rule).

@@ -79,20 +79,27 @@ TEST_CASE("each timed call of a fixed run is checked with the plan's probability
   CHECK(static_cast<double>(first_half) / second_half == Approx(54.0 / 55.0).margin(0.06));
 }
 
-TEST_CASE("a baseline's calls are never checked and take each distribution's calls in a row", "[check]") {
-  // The distributions' calls come after the first stop's own calls; under fixed timing that is all of
-  // them, as before adaptive timing.
-  for (const auto& [mode, expected] : std::vector<std::pair<timing::TimingMode, std::vector<std::string>>>{
-           {timing::TimingMode::fixed, {"own", "normal", "logistic_x10", "uniform_pm0.1"}},
-           {timing::TimingMode::adaptive, {"own", "normal", "logistic_x10", "uniform_pm0.1", "own"}}}) {
-    const auto plan = check::plan_calls(hundred_calls(mode), 7, check::Caller::baseline);
-    REQUIRE(plan.timed.size() == 109);
+TEST_CASE("a baseline times all its own calls first, then each distribution's calls in a row, in a run of their own", "[check]") {
+  // Whatever the mode, so that an adaptive baseline's own calls are timed as a fixed one's: never
+  // after a distribution's calls, and an early stop never cuts the distributions short.
+  for (const auto mode : {timing::TimingMode::fixed, timing::TimingMode::adaptive, timing::TimingMode::both}) {
+    INFO("mode " << timing::mode_name(mode));
+    const auto [own_pass, distribution_pass] = check::baseline_passes(hundred_calls(mode));
+    const auto own = check::plan_calls(own_pass, 7, check::Caller::baseline);
+    REQUIRE(own.timed.size() == 100);
+    CHECK(own.warmup.size() == 3);
+    for (const auto& c : own.timed) CHECK((c.distribution == "own" && !c.checked));
+    CHECK(own.stops == (mode == timing::TimingMode::fixed ? std::vector<int>{100} : std::vector<int>{20, 40, 60, 80, 100}));
+
+    const auto distributions = check::plan_calls(distribution_pass, 7, check::Caller::baseline);
+    CHECK(distributions.warmup.empty());
+    CHECK(distributions.stops == std::vector<int>{9});  // every one of them, in every mode
     std::vector<std::string> runs;  // the distributions in the order their runs of calls come
-    for (const auto& c : plan.timed) {
+    for (const auto& c : distributions.timed) {
       CHECK_FALSE(c.checked);
       if (runs.empty() || runs.back() != c.distribution) runs.push_back(c.distribution);
     }
-    CHECK(runs == expected);
+    CHECK(runs == std::vector<std::string>{"normal", "logistic_x10", "uniform_pm0.1"});
   }
 }
 
