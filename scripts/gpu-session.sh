@@ -39,21 +39,26 @@
 # A device call lasts 10 minutes at most, and the machine stays only while calls follow each other.
 # For steps that take longer, start them in a process session of their own, which outlives the call,
 # then follow them with calls of --wait:
-#   scripts/gpu-session.sh --background build tests ci   # returns at once; log: build-gpu/session/log
+#   scripts/gpu-session.sh --background build tests ci   # returns at once; log: /tmp/kbench-gpu-session/build-gpu/session/log
 #   scripts/gpu-session.sh --wait 560                    # follows the log until the steps end or 560 s
 #                                                        # pass; copies the logs and saved files to $OUT
 #   scripts/gpu-session.sh --stop                        # ends the background steps
 set -uo pipefail
 cd "$(dirname "$0")/.."
-SESSION=build-gpu/session
+# Background steps run in a copy of the tree outside the checkout, which keeps its build-gpu from one
+# --background to the next: the device tool brings the working tree again at every call, and a batch
+# still running across a call's start got harness errors for 36 evaluations in a row, right after it.
+COPY=${KBENCH_SESSION_COPY:-/tmp/kbench-gpu-session}
+SESSION=$COPY/build-gpu/session
 case ${1:-} in
 --background)
   shift
+  mkdir -p "$COPY" && tar --exclude=./build-gpu --exclude=./build -cf - . | tar -xf - -C "$COPY" || exit 1
   rm -rf "$SESSION" && mkdir -p "$SESSION/logs" "$SESSION/out"
-  OUT= LOGS=$PWD/$SESSION/logs SAVE=$PWD/$SESSION/out setsid bash -c '"$0" "$@"; echo "== steps ended"; touch '"$SESSION"'/done' \
-    "$0" "$@" >"$SESSION/log" 2>&1 </dev/null &
+  OUT= LOGS=$SESSION/logs SAVE=$SESSION/out setsid bash -c '"$0" "$@"; echo "== steps ended"; touch '"$SESSION"'/done' \
+    "$COPY/scripts/gpu-session.sh" "$@" >"$SESSION/log" 2>&1 </dev/null &
   echo $! >"$SESSION/pid"
-  echo "started: $*"
+  echo "started in $COPY: $*"
   exit 0 ;;
 --stop)
   # setsid made the steps a process group of their own: end all of it.
@@ -65,7 +70,9 @@ case ${1:-} in
   [[ -f $SESSION/done ]] || echo "== still running after $((SECONDS - start)) s"
   cat "$SESSION/log"
   if [[ -n ${OUT:-} ]]; then
-    tar czf "$OUT/session-logs.tgz" -C "$SESSION" logs
+    # Without the caches steps keep beside their logs (build-bench's extensions): they would pass
+    # the device tool's size limit, and nothing would come back.
+    tar czf "$OUT/session-logs.tgz" -C "$SESSION" --exclude=cache --exclude=files logs
     cp "$SESSION"/out/* "$OUT/" 2>/dev/null
   fi
   exit 0 ;;
@@ -193,6 +200,7 @@ PY
     timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 3:4
     timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
+    grep -E -A10 "^[0-9]+: .*(FAILED|failed):?$" "$LOGS/ctest-modelnew.log" | cut -c1-300 | head -60  # which assertion
     grep -E "^[0-9]+: modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -60 ;;
   process-state)
     timed export-process-state python3 scripts/export_problems.py --only 1:19 2:1
