@@ -53,7 +53,9 @@ SESSION=$COPY/build-gpu/session
 case ${1:-} in
 --background)
   shift
-  mkdir -p "$COPY" && tar --exclude=./build-gpu --exclude=./build -cf - . | tar -xf - -C "$COPY" || exit 1
+  # The tree afresh (a file gone from the checkout must not stay in the copy), the build kept.
+  mkdir -p "$COPY" && find "$COPY" -mindepth 1 -maxdepth 1 ! -name build-gpu -exec rm -rf {} + &&
+    tar --exclude=./build-gpu --exclude=./build -cf - . | tar -xf - -C "$COPY" || exit 1
   rm -rf "$SESSION" && mkdir -p "$SESSION/logs" "$SESSION/out"
   OUT= LOGS=$SESSION/logs SAVE=$SESSION/out setsid bash -c '"$0" "$@"; echo "== steps ended"; touch '"$SESSION"'/done' \
     "$COPY/scripts/gpu-session.sh" "$@" >"$SESSION/log" 2>&1 </dev/null &
