@@ -836,6 +836,7 @@ void add_worker(CLI::App& app, int& exit_code) {
   prebuild->callback([file, problem, options] {
     options->problem_source = *problem;
     options->cache_dir = problems::cache_dir();
+    options->extension_build = compile::requested_build_route();
     compile::prebuild_modelnew(*file, *options);
     exit_without_teardown(0);
   });

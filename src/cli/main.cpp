@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "compile/extension_build.h"
 
 namespace {
 
@@ -19,6 +20,7 @@ int run(int argc, char** argv) {
   app.add_flag_function("-q,--quiet", [&](int64_t n) { global.verbosity -= static_cast<int>(n); }, "Only errors");
   kbench::cli::add_commands(app, global, exit_code);
   try {
+    kbench::compile::requested_build_route();  // a mistyped $KBENCH_EXTENSION_BUILD stops every command at once
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

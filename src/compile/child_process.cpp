@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,8 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
   posix_spawn_file_actions_adddup2(&actions, input.fds[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output.fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, output.fds[1], STDERR_FILENO);
+  if (!options.working_directory.empty())
+    posix_spawn_file_actions_addchdir_np(&actions, options.working_directory.c_str());
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   if (options.own_process_group) {
@@ -95,7 +98,10 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
       open = false;
     }
   }
-  ::waitpid(pid, &result.status, 0);
+  struct rusage usage {};
+  ::wait4(pid, &result.status, 0, &usage);
+  result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   return result;
 }
 

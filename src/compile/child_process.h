@@ -15,12 +15,14 @@ struct ChildOptions {
   // A process group of its own, so that a timeout kills what it started too (compilers). Without
   // one it stays in the caller's group, and dies with it when the caller's group is killed.
   bool own_process_group = false;
+  std::string working_directory;  // empty: the caller's
 };
 
 struct ChildResult {
   int status = -1;         // as waitpid reports it
   bool timed_out = false;
   std::string output;      // standard output and error, interleaved
+  double cpu_seconds = 0;  // user and system time of the child and of the processes it waited for
   bool exited_cleanly() const;  // exit code 0
 };
 

@@ -5,16 +5,18 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <ftw.h>
 #include <iterator>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <torch/csrc/api/include/torch/version.h>
 
 #include "compile/child_process.h"
+#include "compile/extension_compile.h"
 #include "compile/nvrtc_compiler.h"
 #include "compile/python_runtime.h"
 #include "compile/submission.h"
+#include "problems/catalog.h"
 
 #include <pybind11/stl.h>
 
@@ -30,20 +32,27 @@ std::string& build_executable() {
   return path;
 }
 
-// Not std::filesystem::remove_all: PyTorch 2.11's libtorch.so exports a copy of it that the dynamic
-// linker binds in its place, and that copy crashes on a directory with entries.
-void remove_tree(const std::filesystem::path& dir) {
-  ::nftw(
-      dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return std::remove(path); }, 16,
-      FTW_DEPTH | FTW_PHYS);
-}
-
 std::optional<nlohmann::json> read_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::nullopt;  // torn: a miss
   return j;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double cpu_seconds_so_far() {  // this process's, and that of the processes it waited for
+  double total = 0;
+  for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    struct rusage usage {};
+    ::getrusage(who, &usage);
+    total += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+             static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  }
+  return total;
 }
 
 // A child process must not see a GPU (a build needs none, and a batch's GPUs are busy), nor an
@@ -81,9 +90,23 @@ ExtensionSpec ExtensionSpec::from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json ExtensionBuild::to_json() const {
-  nlohmann::json j = {{"name", name}, {"key", key}, {"ok", ok}, {"from_cache", from_cache}, {"seconds", seconds}};
+  nlohmann::json j = {{"name", name},       {"key", key},     {"ok", ok},       {"from_cache", from_cache},
+                      {"seconds", seconds}, {"cpu_seconds", cpu_seconds},      {"route", route}};
+  if (!why.empty()) j["why"] = why;
+  if (!adaptations.empty()) j["adaptations"] = adaptations;
+  if (!pch.empty()) j["pch"] = pch;
+  if (!steps.is_null()) j["steps"] = steps;
   if (!log.empty()) j["log"] = log;
   return j;
+}
+
+const char* route_name(BuildRoute route) { return route == BuildRoute::fast ? "fast" : "pytorch"; }
+
+BuildRoute requested_build_route() {
+  const char* value = std::getenv("KBENCH_EXTENSION_BUILD");
+  if (!value || !*value || std::string(value) == "fast") return BuildRoute::fast;
+  if (std::string(value) == "pytorch") return BuildRoute::pytorch;
+  throw std::runtime_error("KBENCH_EXTENSION_BUILD is '" + std::string(value) + "': it must be fast or pytorch");
 }
 
 const std::vector<std::string>& wrapped_launch_functions() {
@@ -109,11 +132,12 @@ std::string torch_arch_list(const std::string& sm_arch) {
   return digits.substr(0, digits.size() - 1) + "." + digits.back() + suffix;
 }
 
-std::string ExtensionCache::key(const ExtensionSpec& spec, const std::string& arch) {
+std::string ExtensionCache::key(const ExtensionSpec& spec, const std::string& arch, BuildRoute route) {
   auto material = spec.to_json();
   material.erase("name");
   material["toolchain"] = {{"torch", TORCH_VERSION}, {"cuda", nvrtc_version()}, {"python", PY_VERSION},
-                           {"arch", torch_arch_list(arch)}, {"link_flags", extension_link_flags()}};
+                           {"arch", torch_arch_list(arch)}, {"link_flags", extension_link_flags()},
+                           {"route", route_name(route)}};
   return content_hash(material.dump());
 }
 
@@ -128,66 +152,114 @@ std::optional<ExtensionBuild> ExtensionCache::lookup(const std::string& key) con
   b.seconds = result->value("seconds", 0.0);
   b.module = result->value("module", "");
   b.library = entry / (b.module + ".so");
+  b.cpu_seconds = result->value("cpu_seconds", 0.0);
+  b.route = result->value("route", "");
+  b.why = result->value("why", "");
+  b.adaptations = result->value("adaptations", std::vector<std::string>{});
+  b.pch = result->value("pch", "");
+  if (result->contains("steps")) b.steps = (*result)["steps"];
   if (b.ok && !std::filesystem::exists(b.library)) return std::nullopt;
   b.from_cache = true;
   return b;
 }
 
-ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache) {
-  const auto key = ExtensionCache::key(spec, arch);
+ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache,
+                               BuildRoute route) {
+  const auto key = ExtensionCache::key(spec, arch, route);
   if (auto hit = cache.lookup(key)) {
     hit->name = spec.name;
     return *hit;
   }
   static std::atomic<int> builds{0};
   std::filesystem::create_directories(cache.dir());
-  const auto scratch =
-      cache.dir() / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(builds++));
-  std::filesystem::create_directories(scratch);
+  nlohmann::json request = {{"spec", spec.to_json()},
+                            {"arch", arch},
+                            {"module", "kbench_ext_" + key.substr(0, 16)},
+                            {"route", route_name(route)},
+                            {"pch_dir", (problems::cache_dir() / "extension-pch").string()}};
   ChildOptions options;
   options.environment = build_environment();
-  options.input = nlohmann::json{{"spec", spec.to_json()}, {"arch", arch}, {"directory", scratch.string()},
-                                 {"module", "kbench_ext_" + key.substr(0, 16)}}
-                      .dump();
   const auto exe = build_executable().empty() ? this_executable() : build_executable();
-  const auto child = run_child(exe, {"__build-extension"}, options);
-
-  if (read_json(scratch / kResultFile)) {
-    std::error_code taken;
-    std::filesystem::rename(scratch, cache.dir() / key, taken);
-    if (taken) remove_tree(scratch);  // another process stored it first
-    if (auto built = cache.lookup(key)) {
-      built->name = spec.name;
-      built->from_cache = false;
-      return *built;
+  double cpu_seconds = 0, seconds = 0;
+  for (;;) {
+    const auto scratch =
+        cache.dir() / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(builds++));
+    std::filesystem::create_directories(scratch);
+    request["directory"] = scratch.string();
+    options.input = request.dump();
+    const auto child = run_child(exe, {"__build-extension"}, options);
+    cpu_seconds += child.cpu_seconds;
+    auto result = read_json(scratch / kResultFile);
+    if (result && result->contains("fallback") && request["route"] == route_name(BuildRoute::fast)) {  // the fast route cannot take it: PyTorch's build, afresh
+      seconds += result->value("seconds", 0.0);
+      request["route"] = route_name(BuildRoute::pytorch);
+      request["why"] = (*result)["fallback"];
+      remove_tree(scratch);
+      continue;
     }
+    if (result) {
+      (*result)["cpu_seconds"] = cpu_seconds;
+      (*result)["seconds"] = seconds + result->value("seconds", 0.0);
+      std::ofstream(scratch / kResultFile) << result->dump(1) << "\n";
+      std::error_code taken;
+      std::filesystem::rename(scratch, cache.dir() / key, taken);
+      if (taken) remove_tree(scratch);  // another process stored it first
+      if (auto built = cache.lookup(key)) {
+        built->name = spec.name;
+        built->from_cache = false;
+        return *built;
+      }
+    }
+    remove_tree(scratch);
+    ExtensionBuild failed;  // the build process died: not cached, a later evaluation tries again
+    failed.name = spec.name;
+    failed.key = key;
+    failed.route = request["route"];
+    failed.log = "the build process ended without a result (wait status " + std::to_string(child.status) + "):\n" +
+                 child.output;
+    return failed;
   }
-  remove_tree(scratch);
-  ExtensionBuild failed;  // the build process died: not cached, a later evaluation tries again
-  failed.name = spec.name;
-  failed.key = key;
-  failed.log = "the build process ended without a result (wait status " + std::to_string(child.status) + "):\n" +
-               child.output;
-  return failed;
 }
 
 int run_extension_build(std::istream& request_stream) {
   const auto request = nlohmann::json::parse(request_stream);
   const std::filesystem::path directory = request.at("directory").get<std::string>();
-  const std::string module = request.at("module");
   const auto t0 = std::chrono::steady_clock::now();
+  nlohmann::json result = {{"module", request.at("module")}, {"route", request.at("route")}};
+  if (request.contains("why")) result["why"] = request["why"];
   std::string log;
   try {
     auto support = python::start(/*with_cuda=*/false);
-    const auto spec = py::module_::import("json").attr("loads")(request.at("spec").dump());
-    log = support.attr("build_extension")(spec, torch_arch_list(request.at("arch")), directory.string(), module,
-                                          extension_link_flags())
-              .cast<std::string>();
+    const auto json = py::module_::import("json");
+    const auto spec = json.attr("loads")(request.at("spec").dump());
+    const auto arch_list = torch_arch_list(request.at("arch"));
+    const auto module = request.at("module").get<std::string>();
+    if (request.at("route") == route_name(BuildRoute::pytorch)) {
+      log = support.attr("build_extension")(spec, arch_list, directory.string(), module, extension_link_flags())
+                .cast<std::string>();
+    } else {
+      const auto plan = nlohmann::json::parse(
+          json.attr("dumps")(support.attr("build_plan")(spec, arch_list, directory.string(), module,
+                                                        extension_link_flags()))
+              .cast<std::string>());
+      result["steps"]["plan"] = {{"wall_s", seconds_since(t0)}, {"cpu_s", cpu_seconds_so_far()}};
+      if (plan.contains("fallback")) {
+        result["fallback"] = plan["fallback"];  // build_extension starts PyTorch's build in a fresh process
+      } else {
+        if (!plan.at("adaptations").empty()) result["adaptations"] = plan["adaptations"];
+        const auto built = run_planned_build(plan, directory, request.at("pch_dir").get<std::string>());
+        result["steps"].update(built.steps);
+        result["pch"] = built.pch;
+        result["module"] = std::filesystem::path(plan.at("library").get<std::string>()).stem().string();
+        log = built.log;
+      }
+    }
   } catch (const std::exception& e) {
     log = std::string("kbench could not run the build: ") + e.what();
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const nlohmann::json result = {{"ok", log.empty()}, {"log", log}, {"module", module}, {"seconds", seconds}};
+  result["ok"] = log.empty() && !result.contains("fallback");
+  result["log"] = log;
+  result["seconds"] = seconds_since(t0);
   std::ofstream(directory / kResultFile) << result.dump(1) << "\n";
   return 0;
 }

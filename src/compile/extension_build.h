@@ -1,8 +1,12 @@
 // The C++/CUDA extension of a ModelNew submission: what its load_inline call asked for, built once
-// per content into $KBENCH_CACHE/extensions/<key>/ by PyTorch's own torch.utils.cpp_extension, in a
-// child process (this executable's hidden `__build-extension` command), and linked so that kbench
-// sees the extension's kernel launches (launch/extension_launches.cpp). A failed build is cached too,
-// with the compiler's log.
+// per content into $KBENCH_CACHE/extensions/<key>/ in a child process (this executable's hidden
+// `__build-extension` command), and linked so that kbench sees the extension's kernel launches
+// (launch/extension_launches.cpp). A failed build is cached too, with the compiler's log.
+//
+// Two routes. The fast one (the default): PyTorch's own torch.utils.cpp_extension plans the build
+// (sources, compilers, flags) and kbench runs it (extension_compile.h). The pytorch one: PyTorch's
+// load_inline builds, ninja and all; it runs where the fast one cannot take the build (the record
+// says why) or when $KBENCH_EXTENSION_BUILD=pytorch asks for it.
 #pragma once
 
 #include <filesystem>
@@ -27,15 +31,27 @@ struct ExtensionSpec {
   static ExtensionSpec from_json(const nlohmann::json& j);  // throws on a malformed spec
 };
 
+enum class BuildRoute { fast, pytorch };
+const char* route_name(BuildRoute route);
+// $KBENCH_EXTENSION_BUILD: "fast" (the default when unset) or "pytorch"; throws std::runtime_error
+// on anything else.
+BuildRoute requested_build_route();
+
 struct ExtensionBuild {
   std::string name;  // the submission's
   std::string key;   // the cache's
   bool ok = false;
   bool from_cache = false;
   double seconds = 0;             // the build's wall time (when it was built)
+  double cpu_seconds = 0;         // its CPU time: the build process and the compilers it ran
   std::string log;                // the compiler's output, when the build failed
   std::string module;             // the Python module it was built as
   std::filesystem::path library;  // the .so, when it built
+  std::string route;              // "fast" or "pytorch": which built it
+  std::string why;                // why the pytorch route built it
+  std::vector<std::string> adaptations;  // what kbench changed in PyTorch's plan to build here, and why
+  std::string pch;                // the fast route's precompiled torch/extension.h: "used", "built", or why not
+  nlohmann::json steps;           // wall and CPU seconds per step ("plan", "pch", each object, "link")
 
   nlohmann::json to_json() const;
 };
@@ -53,9 +69,9 @@ class ExtensionCache {
  public:
   explicit ExtensionCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
 
-  // The spec, the GPU architecture and the toolchain (PyTorch, CUDA and Python versions, kbench's
-  // link flags) decide the library; the submission's name for it does not.
-  static std::string key(const ExtensionSpec& spec, const std::string& arch);
+  // The spec, the GPU architecture, the route asked for and the toolchain (PyTorch, CUDA and Python
+  // versions, kbench's link flags) decide the library; the submission's name for it does not.
+  static std::string key(const ExtensionSpec& spec, const std::string& arch, BuildRoute route);
   std::optional<ExtensionBuild> lookup(const std::string& key) const;  // a build that ended, either way
   const std::filesystem::path& dir() const { return dir_; }
 
@@ -65,7 +81,8 @@ class ExtensionCache {
 
 // The extension from the cache, or built now in a child process. Two processes building the same
 // extension at once both build; the first to finish is kept.
-ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache);
+ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache,
+                               BuildRoute route);
 
 // The child's side: reads the request that build_extension writes, builds, stores the result in the
 // request's directory. Returns the process's exit code.

@@ -25,10 +25,10 @@ struct ExtensionBuilder {
   std::string build(const std::string& spec_json) {
     const auto spec = ExtensionSpec::from_json(nlohmann::json::parse(spec_json));
     // A hit costs a file read; only a real build switches to the build budget.
-    auto built = cache.lookup(ExtensionCache::key(spec, options.arch));
+    auto built = cache.lookup(ExtensionCache::key(spec, options.arch, options.extension_build));
     if (!built) {
       if (options.on_stage) options.on_stage("build");
-      built = build_extension(spec, options.arch, cache);
+      built = build_extension(spec, options.arch, cache, options.extension_build);
       if (options.on_stage) options.on_stage("compile");
     }
     built->name = spec.name;

@@ -27,6 +27,7 @@ struct ModelNewOptions {
   bool with_cuda = false;                // a GPU will run it: torch.cuda is set up first
   int device = 0;                        // where setup() moves ModelNew
   std::filesystem::path cache_dir;       // extensions are kept in <cache_dir>/extensions
+  BuildRoute extension_build = BuildRoute::fast;  // which route builds them (extension_build.h)
   // Hears "build" when an extension starts building and "compile" when it is done: a build has a
   // time budget of its own (sandbox/worker.h).
   std::function<void(const std::string&)> on_stage;

@@ -161,20 +161,146 @@ def environment():
             "torch_cuda": torch.version.cuda or "", "ninja": ninja or "", "cuda_home": _cpp_extension.CUDA_HOME or ""}
 
 
-def build_extension(spec, arch_list, directory, module_name, link_flags):
-    """In a build process (not a worker): torch's own load_inline, into `directory`. Returns "" or
-    the build's log."""
+def _torch_load_inline(spec, arch_list, directory, module_name, link_flags):
     os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
     # Ninja comes with PyTorch's Python (pip installs it beside the interpreter).
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    _real_load_inline(name=module_name, cpp_sources=list(spec["cpp_sources"]),
+                      cuda_sources=list(spec["cuda_sources"]) or None, functions=spec["functions"] or None,
+                      extra_cflags=spec["extra_cflags"], extra_cuda_cflags=spec["extra_cuda_cflags"],
+                      extra_ldflags=spec["extra_ldflags"] + link_flags,
+                      extra_include_paths=spec["extra_include_paths"], build_directory=directory,
+                      with_cuda=spec["with_cuda"], verbose=False,
+                      with_pytorch_error_handling=spec["with_pytorch_error_handling"])
+
+
+def build_extension(spec, arch_list, directory, module_name, link_flags):
+    """In a build process (not a worker): torch's own load_inline, into `directory`. Returns "" or
+    the build's log."""
     try:
-        _real_load_inline(name=module_name, cpp_sources=spec["cpp_sources"],
-                          cuda_sources=spec["cuda_sources"] or None, functions=spec["functions"] or None,
-                          extra_cflags=spec["extra_cflags"], extra_cuda_cflags=spec["extra_cuda_cflags"],
-                          extra_ldflags=spec["extra_ldflags"] + link_flags,
-                          extra_include_paths=spec["extra_include_paths"], build_directory=directory,
-                          with_cuda=spec["with_cuda"], verbose=False,
-                          with_pytorch_error_handling=spec["with_pytorch_error_handling"])
+        _torch_load_inline(spec, arch_list, directory, module_name, link_flags)
         return ""
     except Exception as e:  # the compiler's output is in the message
         return f"{type(e).__name__}: {e}"
+
+
+class _BuildFileWritten(Exception):
+    """Raised in place of running ninja: torch has decided everything it would build."""
+
+
+def _nvcc_major(nvcc):
+    import re
+    import shlex
+    import subprocess
+    try:
+        out = subprocess.run(shlex.split(nvcc) + ["--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return 0  # no nvcc: the build says so
+    found = re.search(r"release (\d+)\.", out)
+    return int(found.group(1)) if found else 0
+
+
+def _library_found(name, directories, cxx):
+    import shlex
+    import subprocess
+    if any(os.path.exists(os.path.join(d, f"lib{name}.so")) for d in directories):
+        return True
+    try:  # the linker's own directories
+        found = subprocess.run(shlex.split(cxx) + [f"-print-file-name=lib{name}.so"], capture_output=True, text=True)
+    except OSError:
+        return True  # no compiler: the build says so
+    return os.path.isabs(found.stdout.strip())
+
+
+def build_plan(spec, arch_list, directory, module_name, link_flags):
+    """In a build process: what torch's own load_inline would build, without building it. torch
+    writes the sources (main.cpp with the bindings, cuda.cu) and build.ninja into `directory` as it
+    always does; its ninja writer is stopped there and the arguments torch gave it are returned, for
+    kbench to run the same compilers with the same flags itself:
+      {"cxx", "nvcc", "cflags", "cuda_cflags", "ldflags", "steps": [{"source", "object", "nvcc"}],
+       "library", "adaptations": [...], "torch_include": dir}
+    or {"fallback": why} when kbench cannot run that build itself (PyTorch's own build then runs).
+
+    The adaptations are the changes kbench makes where torch's recipe cannot build with this
+    toolchain (Debian's PyTorch 1.13 with CUDA 13: see README), each said in words."""
+    adaptations = []
+    with_cuda = spec["with_cuda"] if spec["with_cuda"] is not None else bool(spec["cuda_sources"])
+    captured = {}
+    real_writer, real_arch_flags = _cpp_extension._write_ninja_file, _cpp_extension._get_cuda_arch_flags
+
+    def writer(**arguments):
+        real_writer(**arguments)
+        captured.update(arguments)
+        raise _BuildFileWritten()
+
+    os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
+    if with_cuda:
+        try:
+            real_arch_flags()
+        except ValueError as e:  # PyTorch before 2.1 knows no 9.0a, 10.0a, 12.0
+            number = arch_list.replace(".", "")
+            flags = [f"-gencode=arch=compute_{number},code=sm_{number}"]
+            adaptations.append(f"PyTorch {torch.__version__} refuses arch {arch_list} ({e}): kbench passes {flags[0]}")
+            _cpp_extension._get_cuda_arch_flags = lambda cflags=None: list(flags)
+    _cpp_extension._write_ninja_file = writer
+    try:
+        _torch_load_inline(spec, arch_list, directory, module_name, link_flags)
+        return {"fallback": "torch's load_inline returned without writing a build file"}
+    except _BuildFileWritten:
+        pass
+    except Exception as e:  # PyTorch's own build stops there too, and says why
+        return {"fallback": f"torch's load_inline failed before its build ({type(e).__name__}: {e})"}
+    finally:
+        _cpp_extension._write_ninja_file, _cpp_extension._get_cuda_arch_flags = real_writer, real_arch_flags
+
+    for unsupported in ("post_cflags", "cuda_post_cflags", "cuda_dlink_post_cflags", "sycl_cflags"):
+        if captured.get(unsupported):
+            return {"fallback": f"torch's build has {unsupported}, which kbench does not run"}
+    if getattr(_cpp_extension, "IS_HIP_EXTENSION", False):
+        return {"fallback": "a ROCm PyTorch: kbench runs CUDA builds only"}
+
+    # The compilers, as torch wrote them into build.ninja's first lines ("cxx = c++", "nvcc = ...").
+    variables = {}
+    with open(os.path.join(directory, "build.ninja")) as f:
+        for line in f:
+            if not line.strip():
+                break
+            key, _, value = line.partition(" = ")
+            variables[key.strip()] = value.strip()
+
+    def stripped(flags):
+        return [flag.strip() for flag in flags or []]
+
+    cflags, cuda_cflags, ldflags = (stripped(captured.get(k)) for k in ("cflags", "cuda_cflags", "ldflags"))
+    old_standards = ("-std=c++11", "-std=c++14")
+    if with_cuda and any(f in old_standards for f in cuda_cflags) and _nvcc_major(variables["nvcc"]) >= 13:
+        # Before PyTorch 2.1 torch adds -std=c++14 itself when the user's flags name no standard;
+        # CUDA 13's headers need C++17. A standard the user asked for stays.
+        added = sum(f in old_standards for f in cuda_cflags) - sum(f in old_standards for f in
+                                                                    stripped(spec["extra_cuda_cflags"]))
+        for i, flag in enumerate(cuda_cflags):
+            if added > 0 and flag in old_standards:
+                cuda_cflags[i], added = "-std=c++17", added - 1
+                adaptations.append(f"CUDA 13's headers need C++17, PyTorch {torch.__version__} passes nvcc {flag}: "
+                                   "kbench passes -std=c++17")
+    # A CPU-only PyTorch has no libc10_cuda or libtorch_cuda for the -l flags torch adds.
+    directories = [f[2:] for f in ldflags if f.startswith("-L")]
+    own = set(stripped(spec["extra_ldflags"]))
+    for i, entry in enumerate(ldflags):
+        if entry in own:
+            continue
+        kept = []
+        for flag in entry.split():  # an entry may hold several (PyTorch 1.13: "-ltorch_cuda_cu -ltorch_cuda_cpp")
+            if flag.startswith("-l") and not _library_found(flag[2:], directories, variables["cxx"]):
+                adaptations.append(f"lib{flag[2:]} is in none of {', '.join(directories)} nor the linker's "
+                                   f"directories (a CPU-only PyTorch): kbench links without {flag}")
+            else:
+                kept.append(flag)
+        if len(kept) != len(entry.split()):
+            ldflags[i] = " ".join(kept)
+
+    steps = [{"source": source, "object": obj, "nvcc": with_cuda and _cpp_extension._is_cuda_file(source)}
+             for source, obj in zip(captured["sources"], captured["objects"])]
+    return {"cxx": variables["cxx"], "nvcc": variables.get("nvcc", ""), "cflags": cflags,
+            "cuda_cflags": cuda_cflags, "ldflags": ldflags, "steps": steps, "library": captured["library_target"],
+            "adaptations": adaptations, "torch_include": _cpp_extension.include_paths()[0]}

@@ -395,6 +395,7 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   options.with_cuda = run.gpu.present && !req.compile_only;
   options.device = req.device;
   options.cache_dir = problems::cache_dir();
+  options.extension_build = compile::requested_build_route();
   options.on_stage = run.on_stage;
 #ifdef KBENCH_WITH_CUDA
   if (options.with_cuda) cudaSetDevice(req.device);  // torch.cuda's set-up below sees this GPU, as forward will

@@ -55,22 +55,24 @@ TEST_CASE("architectures are written as TORCH_CUDA_ARCH_LIST writes them", "[mod
   CHECK(compile::torch_arch_list("sm_100a") == "10.0a");
 }
 
-TEST_CASE("an extension's cache key follows its sources, flags and architecture, not its name", "[modelnew]") {
+TEST_CASE("an extension's cache key follows its sources, flags, architecture and route, not its name", "[modelnew]") {
+  constexpr auto fast = compile::BuildRoute::fast;
   const auto base = relu_spec();
-  const auto key = compile::ExtensionCache::key(base, "sm_90a");
+  const auto key = compile::ExtensionCache::key(base, "sm_90a", fast);
   auto renamed = base;
   renamed.name = "another_name";
-  CHECK(compile::ExtensionCache::key(renamed, "sm_90a") == key);
+  CHECK(compile::ExtensionCache::key(renamed, "sm_90a", fast) == key);
   auto edited = base;
   edited.cuda_sources[0] += " ";
-  CHECK(compile::ExtensionCache::key(edited, "sm_90a") != key);
+  CHECK(compile::ExtensionCache::key(edited, "sm_90a", fast) != key);
   auto flagged = base;
   flagged.extra_cuda_cflags = {"-O3"};
-  CHECK(compile::ExtensionCache::key(flagged, "sm_90a") != key);
+  CHECK(compile::ExtensionCache::key(flagged, "sm_90a", fast) != key);
   auto cpu_only = base;
   cpu_only.with_cuda = false;
-  CHECK(compile::ExtensionCache::key(cpu_only, "sm_90a") != key);
-  CHECK(compile::ExtensionCache::key(base, "sm_80") != key);
+  CHECK(compile::ExtensionCache::key(cpu_only, "sm_90a", fast) != key);
+  CHECK(compile::ExtensionCache::key(base, "sm_80", fast) != key);
+  CHECK(compile::ExtensionCache::key(base, "sm_90a", compile::BuildRoute::pytorch) != key);
   CHECK(compile::ExtensionSpec::from_json(base.to_json()).to_json() == base.to_json());
 }
 
