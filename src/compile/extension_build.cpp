@@ -132,12 +132,21 @@ std::string torch_arch_list(const std::string& sm_arch) {
   return digits.substr(0, digits.size() - 1) + "." + digits.back() + suffix;
 }
 
-std::string ExtensionCache::key(const ExtensionSpec& spec, const std::string& arch, BuildRoute route) {
+namespace {
+// What decides the library but the route (the module's name is made of it alone, so that both routes
+// compile the same sources under the same name).
+nlohmann::json key_material(const ExtensionSpec& spec, const std::string& arch) {
   auto material = spec.to_json();
   material.erase("name");
   material["toolchain"] = {{"torch", TORCH_VERSION}, {"cuda", nvrtc_version()}, {"python", PY_VERSION},
-                           {"arch", torch_arch_list(arch)}, {"link_flags", extension_link_flags()},
-                           {"route", route_name(route)}};
+                           {"arch", torch_arch_list(arch)}, {"link_flags", extension_link_flags()}};
+  return material;
+}
+}  // namespace
+
+std::string ExtensionCache::key(const ExtensionSpec& spec, const std::string& arch, BuildRoute route) {
+  auto material = key_material(spec, arch);
+  material["route"] = route_name(route);
   return content_hash(material.dump());
 }
 
@@ -174,9 +183,10 @@ ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arc
   std::filesystem::create_directories(cache.dir());
   nlohmann::json request = {{"spec", spec.to_json()},
                             {"arch", arch},
-                            {"module", "kbench_ext_" + key.substr(0, 16)},
+                            {"module", "kbench_ext_" + content_hash(key_material(spec, arch).dump()).substr(0, 16)},
                             {"route", route_name(route)},
                             {"pch_dir", (problems::cache_dir() / "extension-pch").string()}};
+  if (route == BuildRoute::pytorch) request["why"] = "asked for (KBENCH_EXTENSION_BUILD=pytorch)";
   ChildOptions options;
   options.environment = build_environment();
   const auto exe = build_executable().empty() ? this_executable() : build_executable();
@@ -250,8 +260,9 @@ int run_extension_build(std::istream& request_stream) {
         const auto built = run_planned_build(plan, directory, request.at("pch_dir").get<std::string>());
         result["steps"].update(built.steps);
         result["pch"] = built.pch;
-        result["module"] = std::filesystem::path(plan.at("library").get<std::string>()).stem().string();
-        log = built.log;
+        const auto built_module = std::filesystem::path(plan.at("library").get<std::string>()).stem().string();
+        result["module"] = built_module;
+        log = built.ok ? support.attr("load_built")(directory.string(), built_module).cast<std::string>() : built.log;
       }
     }
   } catch (const std::exception& e) {

@@ -184,6 +184,17 @@ def build_extension(spec, arch_list, directory, module_name, link_flags):
         return f"{type(e).__name__}: {e}"
 
 
+def load_built(directory, module_name):
+    """In a build process, after kbench ran build_plan's build: the library imported as torch's
+    load_inline imports what it built (one that does not load, an undefined symbol say, is a failed
+    build there). Returns "" or why it did not load."""
+    try:
+        _cpp_extension._import_module_from_library(module_name, directory, True)
+        return ""
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+
 class _BuildFileWritten(Exception):
     """Raised in place of running ninja: torch has decided everything it would build."""
 

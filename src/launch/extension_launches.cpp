@@ -7,11 +7,11 @@
 // submission's launches are seen. A launch replayed from a CUDA graph is not.
 #include "launch/launches.h"
 
-#ifdef KBENCH_WITH_CUDA
-#include <dlfcn.h>
-
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+
+#ifdef KBENCH_WITH_CUDA
+#include <dlfcn.h>
 
 namespace {
 
@@ -53,42 +53,47 @@ static KernelLaunch runtime_function(const char* name) {
     return real ? real(args...) : cudaErrorNotSupported;                           \
   }
 
+// Skipped during the ablation run; otherwise made, and counted if it succeeded.
+#define KBENCH_LAUNCH(success, launch) return intercept(success, [&] { return launch; })
+#else
+// kbench built without CUDA (CI) makes no launch, but it builds extensions and loads them, as
+// PyTorch's build does, and they bind to these entry points: each refuses the launch.
+namespace {
+cudaError_t refused(cudaError_t) { return cudaErrorNoDevice; }
+CUresult refused(CUresult) { return CUDA_ERROR_NO_DEVICE; }
+}  // namespace
+#define KBENCH_LAUNCH(success, launch) return refused(success)
+#endif
+
 // The wrappers, exported by the kbench executable (see CMakeLists.txt) for extensions to bind to.
-#define KBENCH_WRAP_KERNEL_LAUNCH(name)                                                                        \
-  extern "C" cudaError_t __wrap_##name(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,      \
-                                       cudaStream_t stream) {                                                  \
-    return intercept(cudaSuccess, [&] {                           \
-      return KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream);                         \
-    });                                                                                                        \
+#define KBENCH_WRAP_KERNEL_LAUNCH(name)                                                                           \
+  extern "C" cudaError_t __wrap_##name(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,         \
+                                       cudaStream_t stream) {                                                     \
+    KBENCH_LAUNCH(cudaSuccess, KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream));         \
   }
-#define KBENCH_WRAP_RUNTIME_LAUNCH(name)                                                                       \
-  extern "C" cudaError_t __wrap_##name(const void* func, dim3 grid, dim3 block, void** args, size_t shared,    \
-                                       cudaStream_t stream) {                                                  \
-    return intercept(cudaSuccess,                                 \
-                     [&] { return name(func, grid, block, args, shared, stream); });                           \
+#define KBENCH_WRAP_RUNTIME_LAUNCH(name)                                                                          \
+  extern "C" cudaError_t __wrap_##name(const void* func, dim3 grid, dim3 block, void** args, size_t shared,       \
+                                       cudaStream_t stream) {                                                     \
+    KBENCH_LAUNCH(cudaSuccess, name(func, grid, block, args, shared, stream));                                    \
   }
-#define KBENCH_WRAP_RUNTIME_LAUNCH_EX(name)                                                                    \
-  extern "C" cudaError_t __wrap_##name(const cudaLaunchConfig_t* config, const void* func, void** args) {      \
-    return intercept(cudaSuccess,                                 \
-                     [&] { return name(config, func, args); });                                                \
+#define KBENCH_WRAP_RUNTIME_LAUNCH_EX(name)                                                                       \
+  extern "C" cudaError_t __wrap_##name(const cudaLaunchConfig_t* config, const void* func, void** args) {         \
+    KBENCH_LAUNCH(cudaSuccess, name(config, func, args));                                                         \
   }
-#define KBENCH_WRAP_DRIVER_LAUNCH(name)                                                                        \
-  extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
-                                    unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params, \
-                                    void** extra) {                                                            \
-    return intercept(CUDA_SUCCESS, \
-                     [&] { return name(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra); });          \
+#define KBENCH_WRAP_DRIVER_LAUNCH(name)                                                                           \
+  extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,             \
+                                    unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,    \
+                                    void** extra) {                                                               \
+    KBENCH_LAUNCH(CUDA_SUCCESS, name(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));                  \
   }
-#define KBENCH_WRAP_DRIVER_LAUNCH_EX(name)                                                                     \
-  extern "C" CUresult __wrap_##name(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {  \
-    return intercept(CUDA_SUCCESS, \
-                     [&] { return name(config, f, params, extra); });                                          \
+#define KBENCH_WRAP_DRIVER_LAUNCH_EX(name)                                                                        \
+  extern "C" CUresult __wrap_##name(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {    \
+    KBENCH_LAUNCH(CUDA_SUCCESS, name(config, f, params, extra));                                                  \
   }
-#define KBENCH_WRAP_DRIVER_COOPERATIVE(name)                                                                   \
-  extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,          \
-                                    unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params) { \
-    return intercept(CUDA_SUCCESS,                              \
-                     [&] { return name(f, gx, gy, gz, bx, by, bz, shared, stream, params); });                 \
+#define KBENCH_WRAP_DRIVER_COOPERATIVE(name)                                                                      \
+  extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,             \
+                                    unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params) {  \
+    KBENCH_LAUNCH(CUDA_SUCCESS, name(f, gx, gy, gz, bx, by, bz, shared, stream, params));                         \
   }
 
 KBENCH_WRAP_KERNEL_LAUNCH(__cudaLaunchKernel)
@@ -105,4 +110,3 @@ KBENCH_WRAP_DRIVER_LAUNCH_EX(cuLaunchKernelEx)
 KBENCH_WRAP_DRIVER_LAUNCH_EX(cuLaunchKernelEx_ptsz)
 KBENCH_WRAP_DRIVER_COOPERATIVE(cuLaunchCooperativeKernel)
 KBENCH_WRAP_DRIVER_COOPERATIVE(cuLaunchCooperativeKernel_ptsz)
-#endif

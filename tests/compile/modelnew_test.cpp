@@ -1,8 +1,7 @@
 // KernelBench's ModelNew format on the CPU: recognising the files, the extension cache's keys, hits
 // and misses, a C++-only extension built and called, and the verdicts decided before anything is
-// built or runs on a GPU (tests/modelnew/expected.json). Debian's PyTorch is CPU-only, so no CUDA
-// extension builds here: the fixtures' CUDA and their GPU verdicts are covered by
-// tests/sandbox/modelnew_gpu_test.cpp.
+// built or runs on a GPU (tests/modelnew/expected.json). A CUDA extension built without a GPU:
+// extension_build_test.cpp; the fixtures' GPU verdicts: tests/sandbox/modelnew_gpu_test.cpp.
 #include <cmath>
 
 #include "fixtures.h"

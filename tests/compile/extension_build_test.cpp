@@ -1,0 +1,109 @@
+// The two routes of a ModelNew extension build (compile/extension_build.h) on the CPU: kbench's fast
+// route compiles what PyTorch's own build compiles, to the same bytes; and a CUDA ModelNew builds and
+// loads without a GPU on the documented CPU setup (Debian's PyTorch 1.13, CUDA 13), where PyTorch's
+// own build cannot (its plan is adapted, and the record says how).
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <iterator>
+
+#include "fixtures.h"
+#include "compile/extension_build.h"
+#include "compile/modelnew.h"
+#include "problems/catalog.h"
+
+#include "catch.h"
+
+using namespace kbench;
+
+namespace {
+
+compile::ExtensionCache fresh_cache(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kbench-extension-build-" + name);
+  testing::remove_tree(dir);
+  compile::set_build_executable(testing::kbench_exe());  // this test binary has no `__build-extension`
+  return compile::ExtensionCache(dir / "extensions");
+}
+
+std::string bytes_of(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool mentions(const std::vector<std::string>& lines, const std::string& text) {
+  for (const auto& line : lines)
+    if (line.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("$KBENCH_EXTENSION_BUILD picks the route, and a mistyped one is an error", "[modelnew]") {
+  ::unsetenv("KBENCH_EXTENSION_BUILD");
+  CHECK(compile::requested_build_route() == compile::BuildRoute::fast);
+  ::setenv("KBENCH_EXTENSION_BUILD", "pytorch", 1);
+  CHECK(compile::requested_build_route() == compile::BuildRoute::pytorch);
+  ::setenv("KBENCH_EXTENSION_BUILD", "torch", 1);
+  CHECK_THROWS_WITH(compile::requested_build_route(), contains_text("it must be fast or pytorch"));
+  ::unsetenv("KBENCH_EXTENSION_BUILD");
+}
+
+TEST_CASE("kbench's fast route compiles and links what PyTorch's own build does, to the same bytes", "[modelnew]") {
+  compile::ExtensionSpec spec;
+  spec.name = "negate";
+  spec.cpp_sources = {"torch::Tensor negate(torch::Tensor x) { return -x; }"};
+  spec.functions = {"negate"};
+  const auto cache = fresh_cache("routes");
+  const auto fast = compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::fast);
+  INFO(fast.log);
+  REQUIRE(fast.ok);
+  CHECK(fast.route == "fast");
+  CHECK(fast.why.empty());
+  CHECK(fast.adaptations.empty());  // a C++ extension: PyTorch's plan as it is
+  CHECK((fast.pch == "built" || fast.pch == "used"));
+  for (const auto* step : {"plan", "main.o", "link"}) CHECK(fast.steps.contains(step));
+  CHECK(fast.cpu_seconds > 0);
+
+  const auto pytorch = compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::pytorch);
+  INFO(pytorch.log);
+  REQUIRE(pytorch.ok);
+  CHECK(pytorch.route == "pytorch");
+  CHECK(pytorch.why.find("KBENCH_EXTENSION_BUILD=pytorch") != std::string::npos);
+  CHECK(pytorch.key != fast.key);
+  CHECK(pytorch.module == fast.module);  // one name for both: the same sources
+  // The binding file compiled with the precompiled torch/extension.h, and the library: byte for
+  // byte what ninja made from PyTorch's build file.
+  const auto object = bytes_of(fast.library.parent_path() / "main.o");
+  CHECK(!object.empty());
+  CHECK(object == bytes_of(pytorch.library.parent_path() / "main.o"));
+  CHECK(bytes_of(fast.library) == bytes_of(pytorch.library));
+}
+
+TEST_CASE("a CUDA ModelNew builds and loads without a GPU, on the CPU setup too", "[modelnew]") {
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  compile::ModelNewOptions options;
+  options.problem_source = catalog.source_path(catalog.get(1, 19));
+  options.cache_dir = fresh_cache("cuda").dir().parent_path();
+  std::vector<compile::ExtensionBuild> builds;
+  const auto host = compile::load_modelnew(testing::test_dir() / "modelnew" / "l1_19_relu.py", options, builds);
+  REQUIRE(builds.size() == 1);
+  const auto& built = builds[0];
+  INFO(built.log);
+  REQUIRE(built.ok);
+  CHECK(built.route == "fast");
+  for (const auto* step : {"main.o", "cuda.cuda.o", "link"}) CHECK(built.steps.contains(step));
+  if (std::string(KBENCH_TORCH_VERSION).rfind("1.", 0) == 0) {  // Debian's PyTorch 1.13: what kbench changed
+    INFO(nlohmann::json(built.adaptations).dump(1));
+    CHECK(mentions(built.adaptations, "-gencode=arch=compute_90a,code=sm_90a"));
+    CHECK(mentions(built.adaptations, "kbench passes -std=c++17"));
+    CHECK(mentions(built.adaptations, "kbench links without -ltorch_cuda"));
+  }
+  // Imported (by the build, as PyTorch's imports what it built, and by the ModelNew file), and
+  // ModelNew constructed; its functions are there (calling them needs a GPU).
+  CHECK(host->forward_schema().find("ModelNew.forward(self, x: torch.Tensor)") == 0);
+  void* library = ::dlopen(built.library.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  REQUIRE(library);
+  CHECK(::dlsym(library, ("PyInit_" + built.module).c_str()));
+  CHECK(::dlsym(library, "_Z9relu_cudaN2at6TensorE"));
+  ::dlclose(library);
+}
