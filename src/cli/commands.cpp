@@ -54,6 +54,30 @@ std::string mib(int64_t bytes) {
   return s.str();
 }
 
+// batch --build-only's ModelNew files: how many extensions were built by which route, and those
+// that failed (their logs are in the cache; the evaluation reports them).
+void print_extension_builds(const nlohmann::json& files) {
+  std::map<std::string, int> counts;
+  std::vector<std::string> failed;
+  for (const auto& file : files) {
+    const auto& extensions = file.at("extensions");
+    if (extensions.is_object()) {  // {"error": ...}
+      failed.push_back(file.at("file").get<std::string>() + ": " + extensions.value("error", ""));
+      continue;
+    }
+    for (const auto& e : extensions) {
+      ++counts[e.value("from_cache", false) ? "cached" : e.value("route", "?")];
+      if (!e.value("ok", false))
+        failed.push_back(file.at("file").get<std::string>() + ": extension '" + e.value("name", "") + "' did not build");
+    }
+  }
+  if (files.empty()) return;
+  std::printf("ModelNew extensions: %d built by kbench's fast route, %d by PyTorch's, %d found in the cache; %zu "
+              "failed\n",
+              counts["fast"], counts["pytorch"], counts["cached"], failed.size());
+  for (const auto& f : failed) std::printf("  %s\n", f.c_str());
+}
+
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path.string());
@@ -600,9 +624,12 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
     const auto summary = sandbox::run_batch(*o);
     if (o->build_only) {
       if (g.json) std::cout << summary.to_json().dump(2) << "\n";
-      else std::printf("%d submissions found (%d unmatched names), %d in this shard: compiled into the caches in %.1f s "
-                       "on %d threads (--build-only: nothing evaluated)\n",
-                       summary.discovered, summary.unmatched, summary.in_shard, summary.compile_s, summary.compile_threads);
+      else {
+        std::printf("%d submissions found (%d unmatched names), %d in this shard: compiled into the caches in %.1f s "
+                    "on %d threads (--build-only: nothing evaluated)\n",
+                    summary.discovered, summary.unmatched, summary.in_shard, summary.compile_s, summary.compile_threads);
+        print_extension_builds(summary.builds);
+      }
       exit_code = 0;
       return;
     }
@@ -829,15 +856,19 @@ void add_worker(CLI::App& app, int& exit_code) {
   auto* prebuild = app.add_subcommand("__prebuild-modelnew", "");
   prebuild->group("");  // hidden: the build pass of kbench batch starts it
   auto file = std::make_shared<std::string>(), problem = std::make_shared<std::string>();
+  auto report = std::make_shared<std::string>();
   auto options = std::make_shared<compile::ModelNewOptions>();
   prebuild->add_option("file", *file)->required();
   prebuild->add_option("problem_source", *problem)->required();
   prebuild->add_option("arch", options->arch)->required();
-  prebuild->callback([file, problem, options] {
+  prebuild->add_option("report", *report)->required();  // where the builds' records are written (JSON)
+  prebuild->callback([file, problem, report, options] {
     options->problem_source = *problem;
     options->cache_dir = problems::cache_dir();
     options->extension_build = compile::requested_build_route();
-    compile::prebuild_modelnew(*file, *options);
+    nlohmann::json builds = nlohmann::json::array();
+    for (const auto& b : compile::prebuild_modelnew(*file, *options)) builds.push_back(b.to_json());
+    std::ofstream(*report) << builds.dump() << "\n";
     exit_without_teardown(0);
   });
 }

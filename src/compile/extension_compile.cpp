@@ -62,10 +62,12 @@ bool begins_with_binding_include(const std::filesystem::path& source) {
   return first == kBindingInclude;
 }
 
-// The precompiled torch/extension.h for the binding file's flags, in <pch_root>/<key>/torch/: its
-// key is the compiler (and its version), the flags but the module's name (which the header never
-// reads) and the header's path and time. One build at a time makes it; a build that finds it being
-// made compiles without it rather than wait. A failed one is kept, with its log, and not retried.
+// The precompiled torch/extension.h for the binding file's flags, in <pch_root>/<key>/torch/ beside
+// a link to the header itself (g++ opens the header where it found the .gch when a file includes it
+// again, and then #pragma once skips it). Its key is the compiler (and its version), the flags but
+// the module's name (which the header never reads) and the header's path and time. One build at a
+// time makes it; a build that finds it being made compiles without it rather than wait. A failed one
+// is kept, with its log, and not retried.
 struct PrecompiledHeader {
   std::filesystem::path include_dir;  // empty: none to use
   std::string note;
@@ -84,7 +86,9 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
                                 std::to_string(header_time));
   const auto dir = pch_root / key, made_here = pch_root / (key + ".tmp." + std::to_string(::getpid()));
   const auto failed = dir / "failed.log";
-  const auto present = [&] { return std::filesystem::exists(dir / "torch" / "extension.h.gch"); };
+  const auto present = [&] {
+    return std::filesystem::exists(dir / "torch" / "extension.h.gch") && std::filesystem::exists(dir / "torch" / "extension.h");
+  };
   if (present()) return {dir, "used", nullptr};
   if (std::filesystem::exists(failed)) return {{}, "not used: its build failed before (" + failed.string() + ")", nullptr};
 
@@ -100,7 +104,8 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
                                     quoted((made_here / "torch" / "extension.h.gch").string()),
                                 pch_root);
     std::error_code not_moved;
-    if (made.ok) std::filesystem::rename(made_here, dir, not_moved);
+    if (made.ok) std::filesystem::create_symlink(header, made_here / "torch" / "extension.h", not_moved);
+    if (made.ok && !not_moved) std::filesystem::rename(made_here, dir, not_moved);
     if (made.ok && !not_moved) {
       result = {dir, "built", made.times()};
     } else {

@@ -260,13 +260,14 @@ nlohmann::json modelnew_environment() {
   return nlohmann::json::parse(json.attr("dumps")(support.attr("environment")()).cast<std::string>());
 }
 
-void prebuild_modelnew(const std::filesystem::path& file, const ModelNewOptions& options) {
+std::vector<ExtensionBuild> prebuild_modelnew(const std::filesystem::path& file, const ModelNewOptions& options) {
   std::vector<ExtensionBuild> builds;
   try {
     load_modelnew(file, options, builds);
   } catch (const std::exception&) {
     // reported by the evaluation
   }
+  return builds;
 }
 
 }  // namespace kbench::compile

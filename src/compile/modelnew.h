@@ -62,8 +62,8 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
 nlohmann::json modelnew_environment();
 
 // A batch's build pass, in a process of its own (`kbench __prebuild-modelnew`): loads the file
-// without a GPU, so that its extensions are in the cache before a GPU needs them. What fails is left
-// for the evaluation, which reports it.
-void prebuild_modelnew(const std::filesystem::path& file, const ModelNewOptions& options);
+// without a GPU, so that its extensions are in the cache before a GPU needs them. Returns the builds
+// it asked for; what fails is left for the evaluation, which reports it.
+std::vector<ExtensionBuild> prebuild_modelnew(const std::filesystem::path& file, const ModelNewOptions& options);
 
 }  // namespace kbench::compile

@@ -98,7 +98,7 @@ class Progress {
 struct Job {
   DiscoveredSubmission submission;
   std::string hash;
-  std::shared_future<void> compiled;  // ready once NVRTC or the extension builds have filled the caches
+  std::shared_future<nlohmann::json> compiled;  // ready once NVRTC or the extension builds have filled the caches
 };
 
 // A .py file that does not follow the naming is listed as unmatched only if it defines ModelNew: a
@@ -153,7 +153,7 @@ nlohmann::json BatchSummary::to_json() const {
   return {{"discovered", discovered}, {"unmatched", unmatched}, {"in_shard", in_shard}, {"resumed", resumed},
           {"evaluated", evaluated}, {"duplicates", duplicates}, {"wall_s", wall_s}, {"compile_s", compile_s},
           {"compile_threads", compile_threads},
-          {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}};
+          {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}, {"builds", builds}};
 }
 
 BatchSummary run_batch(const BatchOptions& options) {
@@ -207,7 +207,9 @@ BatchSummary run_batch(const BatchOptions& options) {
   }
   summary.compile_threads = compile_ahead.threads();
   if (o.build_only) {  // the caches are filled for a later run; nothing is evaluated
-    for (const auto& job : jobs) job.compiled.wait();
+    for (const auto& job : jobs)
+      if (const auto& builds = job.compiled.get(); !builds.is_null())
+        summary.builds.push_back({{"file", job.submission.relative}, {"extensions", builds}});
     summary.compile_s = seconds_since(compile_start);
     summary.wall_s = seconds_since(start);
     return summary;

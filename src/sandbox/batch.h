@@ -50,6 +50,8 @@ struct BatchSummary {
   int compile_threads = 0;          // NVRTC and extension builds ran on this many threads
   std::vector<double> gpu_busy_s;   // per GPU: time inside evaluations
   std::map<std::string, int> verdicts;
+  // --build-only: per ModelNew file, {"file", "extensions": its builds' records, or {"error": why}}
+  nlohmann::json builds = nlohmann::json::array();
   nlohmann::json to_json() const;
 };
 

@@ -1,5 +1,8 @@
 #include "sandbox/compile_ahead.h"
 
+#include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,8 +19,8 @@ namespace {
 
 // A ModelNew's build pass: a child process imports it and constructs ModelNew on the CPU, so that
 // its extensions are in the cache before a GPU needs them. One compiler job each, since every core
-// runs one; no GPU.
-void prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare) {
+// runs one; no GPU. Returns the records of the builds it asked for.
+nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare) {
   compile::ChildOptions options;
   bool jobs_given = false;
   for (char** entry = environ; *entry; ++entry) {
@@ -30,8 +33,20 @@ void prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& 
   if (!jobs_given) options.environment.push_back("MAX_JOBS=1");
   options.timeout_s = prepare.build_timeout_s;
   options.own_process_group = true;
-  compile::run_child(prepare.worker_exe,
-                     {"__prebuild-modelnew", file.string(), prepare.problem_source.string(), prepare.compile.arch}, options);
+  static std::atomic<int> passes{0};
+  const auto report = std::filesystem::temp_directory_path() /
+                      ("kbench-prebuild-" + std::to_string(::getpid()) + "-" + std::to_string(passes++) + ".json");
+  const auto child = compile::run_child(
+      prepare.worker_exe,
+      {"__prebuild-modelnew", file.string(), prepare.problem_source.string(), prepare.compile.arch, report.string()},
+      options);
+  std::ifstream in(report);
+  auto builds = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::remove(report.c_str());
+  if (!builds.is_discarded()) return builds;
+  return {{"error", child.timed_out ? "the build pass ran out of time (--build-budget)"
+                                    : "the build pass ended without a report (wait status " +
+                                          std::to_string(child.status) + ")"}};
 }
 
 }  // namespace
@@ -50,7 +65,7 @@ CompileAhead::~CompileAhead() {
   for (auto& t : threads_) t.join();
 }
 
-std::shared_future<void> CompileAhead::submit(const std::filesystem::path& submission, const PrepareOptions& options,
+std::shared_future<nlohmann::json> CompileAhead::submit(const std::filesystem::path& submission, const PrepareOptions& options,
                                               std::function<void()> done) {
   Task task{submission, options, std::move(done), {}};
   auto future = task.compiled.get_future().share();
@@ -76,9 +91,10 @@ void CompileAhead::run() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
+    nlohmann::json builds;
     try {
       if (compile::is_modelnew_file(task.submission)) {
-        if (!task.options.problem_source.empty()) prebuild_modelnew(task.submission, task.options);
+        if (!task.options.problem_source.empty()) builds = prebuild_modelnew(task.submission, task.options);
       } else {
         const auto split = compile::read_submission(task.submission);
         compile::compile_device_source(split.device_source, task.submission.filename().string(), task.options.compile,
@@ -88,7 +104,7 @@ void CompileAhead::run() {
       // A malformed or unreadable file: its worker reports the verdict.
     }
     if (task.done) task.done();
-    task.compiled.set_value();
+    task.compiled.set_value(std::move(builds));
   }
 }
 

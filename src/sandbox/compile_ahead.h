@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "compile/nvrtc_compiler.h"
 
 namespace kbench::sandbox {
@@ -36,9 +38,11 @@ class CompileAhead {
   CompileAhead& operator=(const CompileAhead&) = delete;
 
   // Compiles `submission` with `options`. The future is ready, and `done` has been called, once the
-  // result is in the caches.
-  std::shared_future<void> submit(const std::filesystem::path& submission, const PrepareOptions& options,
-                                  std::function<void()> done = {});
+  // result is in the caches. Its value: a ModelNew file's extension builds, as records
+  // (compile::ExtensionBuild::to_json) in an array, or {"error": why} when the build pass left none;
+  // null for kbench's format.
+  std::shared_future<nlohmann::json> submit(const std::filesystem::path& submission, const PrepareOptions& options,
+                                            std::function<void()> done = {});
 
   int threads() const { return static_cast<int>(threads_.size()); }
 
@@ -47,7 +51,7 @@ class CompileAhead {
     std::filesystem::path submission;
     PrepareOptions options;
     std::function<void()> done;
-    std::promise<void> compiled;
+    std::promise<nlohmann::json> compiled;
   };
   void run();
 

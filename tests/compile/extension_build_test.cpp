@@ -51,7 +51,8 @@ TEST_CASE("$KBENCH_EXTENSION_BUILD picks the route, and a mistyped one is an err
 TEST_CASE("kbench's fast route compiles and links what PyTorch's own build does, to the same bytes", "[modelnew]") {
   compile::ExtensionSpec spec;
   spec.name = "negate";
-  spec.cpp_sources = {"torch::Tensor negate(torch::Tensor x) { return -x; }"};
+  // Included again, as cpp_sources often do: g++ finds the precompiled header's directory first.
+  spec.cpp_sources = {"#include <torch/extension.h>\ntorch::Tensor negate(torch::Tensor x) { return -x; }"};
   spec.functions = {"negate"};
   const auto cache = fresh_cache("routes");
   const auto fast = compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::fast);
