@@ -30,7 +30,10 @@
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
 # process-state  submissions that change the worker's process state: the GPU test, then
 #             scripts/process-state-check.sh (each fixture beside its twin; batch and serve, poisoner first)
-# modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times; 50 extension builds)
+# modelnew-bench  scripts/modelnew-bench.sh (ModelNew against .cu eval times)
+# build-bench scripts/build-bench.sh: ModelNew extension builds, PyTorch's route against kbench's fast
+#             route (about 40 files each way, 8 at a time), then 50 files through --build-only;
+#             ~10 min on an H100 machine: run it with --background
 # upstream-agreement  KernelBench's verdict against upstream's own eval on every ModelNew fixture
 #             (UPSTREAM=<a KernelBench checkout>, never committed): its GPU test, then
 #             scripts/upstream-agreement.py's table; about 15 extension builds, run it with --background
@@ -234,7 +237,10 @@ PY
     ;;
   modelnew-bench)
     timed modelnew-bench scripts/modelnew-bench.sh build-gpu "$LOGS"
-    tail -14 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
+    tail -9 "$LOGS/modelnew-bench.log" | cut -c1-200 ;;
+  build-bench)
+    timed build-bench scripts/build-bench.sh build-gpu "$LOGS/build-bench"
+    grep -v "^logs:" "$LOGS/build-bench.log" | cut -c1-220 ;;
   upstream-agreement)
     # AGREEMENT_FIXTURES: a subset of the fixtures (file names), where the whole table would take too long.
     # AGREEMENT_JOBS: upstream's evals at once (default 3; L1#19's 6 GiB inputs ran out of memory at 3).

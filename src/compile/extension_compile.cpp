@@ -99,6 +99,9 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
   }
   PrecompiledHeader result{dir, "used", nullptr};  // made by another build since the look above
   if (!present()) {
+    // What a build killed while making it left (any other maker would hold the lock).
+    for (const auto& entry : std::filesystem::directory_iterator(pch_root))
+      if (entry.path().filename().string().rfind(key + ".tmp.", 0) == 0) remove_tree(entry.path());
     std::filesystem::create_directories(made_here / "torch");
     const auto made = run_shell(cxx + " " + flags + " -x c++-header " + quoted(header.string()) + " -o " +
                                     quoted((made_here / "torch" / "extension.h.gch").string()),
@@ -137,6 +140,11 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
   if (!begins_with_binding_include(source))
     return {run_shell(command, directory),
             {{}, "not used: " + source + " does not begin with " + kBindingInclude, nullptr}};
+  if (!plan.at("own_includes").empty())
+    return {run_shell(command, directory),
+            {{}, "not used: the submission's own include flags (" + joined(plan.at("own_includes")) +
+                     ") could bring headers that torch/extension.h includes",
+             nullptr}};
   auto pch = precompiled_header(plan, pch_root);
   if (pch.include_dir.empty()) return {run_shell(command, directory), pch};
   // Searched after the user's -I directories and before torch's -isystem ones. A header g++

@@ -6,7 +6,8 @@
 //  - the binding file's `#include <torch/extension.h>` comes from a precompiled header, built once
 //    per compiler and flags into $KBENCH_CACHE/extension-pch (g++ looks for torch/extension.h.gch
 //    in an include directory before torch/extension.h; a header it cannot use, it says so and
-//    parses the header as usual). The object is byte-identical to one compiled without it.
+//    parses the header as usual). The object is byte-identical to one compiled without it. Not
+//    where the submission names include directories of its own.
 //  - the C++ and CUDA files compile side by side (one after the other with MAX_JOBS=1, as ninja's
 //    -j1), with no dependency files.
 #pragma once

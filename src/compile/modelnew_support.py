@@ -229,7 +229,7 @@ def build_plan(spec, arch_list, directory, module_name, link_flags):
     always does; its ninja writer is stopped there and the arguments torch gave it are returned, for
     kbench to run the same compilers with the same flags itself:
       {"cxx", "nvcc", "cflags", "cuda_cflags", "ldflags", "steps": [{"source", "object", "nvcc"}],
-       "library", "adaptations": [...], "torch_include": dir}
+       "library", "adaptations": [...], "torch_include": dir, "own_includes": [the user's include flags]}
     or {"fallback": why} when kbench cannot run that build itself (PyTorch's own build then runs).
 
     The adaptations are the changes kbench makes where torch's recipe cannot build with this
@@ -312,6 +312,10 @@ def build_plan(spec, arch_list, directory, module_name, link_flags):
 
     steps = [{"source": source, "object": obj, "nvcc": with_cuda and _cpp_extension._is_cuda_file(source)}
              for source, obj in zip(captured["sources"], captured["objects"])]
+    # Include directories of the submission's own could hold headers that torch/extension.h includes.
+    own_includes = [f"-I{p}" for p in spec["extra_include_paths"]] + [
+        f for f in stripped(spec["extra_cflags"]) if f.startswith(("-I", "-isystem", "-iquote", "-idirafter", "-include"))]
     return {"cxx": variables["cxx"], "nvcc": variables.get("nvcc", ""), "cflags": cflags,
             "cuda_cflags": cuda_cflags, "ldflags": ldflags, "steps": steps, "library": captured["library_target"],
-            "adaptations": adaptations, "torch_include": _cpp_extension.include_paths()[0]}
+            "adaptations": adaptations, "torch_include": _cpp_extension.include_paths()[0],
+            "own_includes": own_includes}

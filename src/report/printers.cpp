@@ -305,10 +305,14 @@ std::string eval_summary(const nlohmann::json& r) {
     for (const auto& e : c["extensions"])
       out << " " << e.value("name", "?") << " ("
           << (!e.value("ok", false) ? "FAILED" : e.value("from_cache", false) ? "cached" : "built in " + fixed(e.value("seconds", 0.0), 1) + " s")
-          << ")";
+          << (e.value("route", "") == "pytorch" ? ", by PyTorch's build" : "") << ")";
     out << (c["extensions"].empty() ? " none\n" : "\n");
-    for (const auto& e : c["extensions"])
+    for (const auto& e : c["extensions"]) {
+      if (e.contains("why")) out << e.value("name", "?") << ": PyTorch's build ran: " << e.value("why", "") << "\n";
+      for (const auto& a : e.value("adaptations", std::vector<std::string>{}))
+        out << e.value("name", "?") << ": " << a << "\n";
       if (!e.value("ok", false)) out << e.value("log", "") << "\n";
+    }
   } else if (r.contains("compile")) {
     const auto& c = r["compile"];
     out << "compile: " << (c.value("ok", false) ? "ok" : "failed") << ", " << fixed(c.value("nvrtc_ms", 0.0), 1)

@@ -108,3 +108,40 @@ TEST_CASE("a CUDA ModelNew builds and loads without a GPU, on the CPU setup too"
   CHECK(::dlsym(library, "_Z9relu_cudaN2at6TensorE"));
   ::dlclose(library);
 }
+
+TEST_CASE("a C++ error is a failed build with the compiler's message", "[modelnew]") {
+  compile::ExtensionSpec spec;
+  spec.name = "broken";
+  spec.cpp_sources = {"torch::Tensor broken(torch::Tensor x) { return x.no_such_method(); }"};
+  spec.functions = {"broken"};
+  const auto built = compile::build_extension(spec, "sm_90a", fresh_cache("broken"), compile::BuildRoute::fast);
+  CHECK_FALSE(built.ok);
+  CHECK(built.route == "fast");
+  INFO(built.log);
+  CHECK(built.log.rfind("FAILED: main.o\n", 0) == 0);
+  CHECK(built.log.find("has no member named") != std::string::npos);  // g++'s own words
+}
+
+TEST_CASE("a build the fast route cannot take is PyTorch's, and the record says why", "[modelnew]") {
+  // PyTorch's load_inline raises before writing its build file when it cannot run the C++ compiler
+  // ($CXX): the fast route hands the build to PyTorch's, which fails the same way, with its message.
+  const auto dir = std::filesystem::temp_directory_path() / "kbench-extension-build-fallback";
+  testing::remove_tree(dir);
+  std::filesystem::create_directories(dir / "run");
+  std::filesystem::copy_file(testing::test_dir() / "modelnew" / "cpu" / "relu_cpp.py",
+                             dir / "run" / "level_1_problem_19_sample_0_kernel.py");
+  const std::string cache = std::getenv("KBENCH_CACHE") ? std::getenv("KBENCH_CACHE") : "";
+  ::setenv("CXX", "/nonexistent/c++", 1);
+  ::setenv("KBENCH_CACHE", (dir / "cache").c_str(), 1);
+  const auto out = testing::run_kbench("--json batch " + (dir / "run").string() + " --build-only");
+  ::unsetenv("CXX");
+  ::setenv("KBENCH_CACHE", cache.c_str(), 1);
+  INFO(out);
+  const auto summary = nlohmann::json::parse(out);
+  REQUIRE(summary["builds"].size() == 1);
+  const auto& built = summary["builds"][0]["extensions"][0];
+  CHECK_FALSE(built["ok"].get<bool>());
+  CHECK(built["route"] == "pytorch");
+  CHECK(built["why"].get<std::string>().find("torch's load_inline failed before its build") == 0);
+  CHECK(built["log"].get<std::string>().find("nonexistent") != std::string::npos);
+}
