@@ -28,26 +28,28 @@ $KB doctor >/dev/null 2>&1
 
 FILES=$LOGS/files
 rm -rf "$FILES" && mkdir -p "$FILES"
-# The fixtures under the names kbench batch reads (level and problem from tests/modelnew/expected.json).
+# Under the names kbench batch reads: the fixtures' level and problem from tests/modelnew/expected.json,
+# the corpus's from their names (l<level>_<problem>_<shape>.py).
 python3 - "$FILES" <<'EOF'
-import json, os, shutil, sys
-table = json.load(open("tests/modelnew/expected.json"))["submissions"]
-for sample, entry in enumerate(table):
-    source = os.path.join("tests/modelnew", entry["file"])
-    if "load_inline(" in open(source).read():
-        shutil.copy(source, os.path.join(sys.argv[1], f"level_{entry['level']}_problem_{entry['problem']}_sample_{100 + sample}_kernel.py"))
+import glob, json, os, re, shutil, sys
+named = [(os.path.join("tests/modelnew", e["file"]), e["level"], e["problem"])
+         for e in json.load(open("tests/modelnew/expected.json"))["submissions"]]
+named += [(path, *map(int, re.match(r"l(\d+)_(\d+)_", os.path.basename(path)).groups()))
+          for path in sorted(glob.glob("tests/build_corpus/*.py"))]
+for sample, (path, level, problem) in enumerate(named):
+    if "load_inline(" in open(path).read():
+        shutil.copy(path, os.path.join(sys.argv[1], f"level_{level}_problem_{problem}_sample_{sample}_kernel.py"))
 EOF
-cp tests/build_corpus/*.py "$FILES/"
 echo "== 1. cold builds of $(ls "$FILES" | wc -l) files, $THREADS at a time ($(nproc) cores)"
+rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch"  # the route is in the key: both stay
 for route in pytorch fast; do
-  rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch"
   start=$(date +%s.%N)
   KBENCH_EXTENSION_BUILD=$route MAX_JOBS=2 $KB --json batch "$FILES" --build-only --compile-threads "$THREADS" \
     >"$LOGS/builds-$route.json" 2>"$LOGS/builds-$route.err"
   echo "$route route: $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.0f}')" "$start" "$(date +%s.%N)") s wall"
 done
-python3 - "$LOGS/builds-pytorch.json" "$LOGS/builds-fast.json" <<'EOF'
-import json, statistics, sys
+python3 - "$LOGS/builds-pytorch.json" "$LOGS/builds-fast.json" "$KBENCH_CACHE/extensions" <<'EOF'
+import glob, json, os, statistics, subprocess, sys, tempfile
 
 def per_file(path):
     files = {}
@@ -100,6 +102,42 @@ print(f"files whose extensions the fast route built alone: {len(fast_alone)} of 
 for n, f in sorted(after.items()):
     if "pytorch" in f.get("routes", ()):
         print(f"  fell back to PyTorch's route: {n}")
+
+# The same library? nvcc's objects name its temporary files, and a source that uses __FILE__
+# (TORCH_CHECK does) holds its build directory's path, which differs between the routes: so the
+# device code is compared (the .nv_fatbin section, the cubins, of both routes' libraries), and the
+# binding objects' machine code (objdump -d but its first lines, which name the file).
+def machine_code(obj):
+    return subprocess.run(["objdump", "-d", obj], capture_output=True, text=True).stdout.split("\n", 3)[-1]
+
+def section(library):
+    with tempfile.NamedTemporaryFile() as out:
+        done = subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", library, out.name])
+        return open(out.name, "rb").read() if done.returncode == 0 else None
+
+def entry(record):
+    return os.path.join(sys.argv[3], record["key"])
+
+same_device, same_binding, compared_device, compared_binding = 0, 0, 0, 0
+seen = set()
+for pair in zip(*(json.load(open(path))["builds"] for path in sys.argv[1:3])):
+    if any(isinstance(p["extensions"], dict) for p in pair):
+        continue
+    for slow, fast in zip(pair[0]["extensions"], pair[1]["extensions"]):
+        if not (slow["ok"] and fast["ok"]) or fast["key"] in seen:
+            continue
+        seen.add(fast["key"])
+        libraries = [glob.glob(os.path.join(entry(r), "*.so")) for r in (slow, fast)]
+        if all(libraries) and "cuda.cuda.o" in fast.get("steps", {}):
+            compared_device += 1
+            fatbins = [section(l[0]) for l in libraries]
+            same_device += fatbins[0] is not None and fatbins[0] == fatbins[1]
+        objects = [os.path.join(entry(r), "main.o") for r in (slow, fast)]
+        if all(os.path.exists(o) for o in objects):
+            compared_binding += 1
+            same_binding += machine_code(objects[0]) == machine_code(objects[1])
+print(f"same device code (.nv_fatbin) by both routes: {same_device} of {compared_device} CUDA extensions; "
+      f"same machine code in the binding objects: {same_binding} of {compared_binding}")
 differ = sorted(n for n in before.keys() & after.keys() if before[n].get("ok") != after[n].get("ok"))
 print(f"files whose build result differs between the routes: {len(differ)}")
 for n in differ:

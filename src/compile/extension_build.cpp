@@ -172,6 +172,29 @@ std::optional<ExtensionBuild> ExtensionCache::lookup(const std::string& key) con
   return b;
 }
 
+namespace {
+struct BuildProcess {
+  std::filesystem::path scratch;  // where it built
+  ChildResult child;
+  std::optional<nlohmann::json> result;  // what it wrote there, if anything
+};
+
+BuildProcess run_build_process(const ExtensionCache& cache, const std::string& key, nlohmann::json& request) {
+  static std::atomic<int> builds{0};
+  BuildProcess run;
+  run.scratch = cache.dir() / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(builds++));
+  std::filesystem::create_directories(run.scratch);
+  request["directory"] = run.scratch.string();
+  ChildOptions options;
+  options.environment = build_environment();
+  options.input = request.dump();
+  run.child = run_child(build_executable().empty() ? this_executable() : build_executable(), {"__build-extension"},
+                        options);
+  run.result = read_json(run.scratch / kResultFile);
+  return run;
+}
+}  // namespace
+
 ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache,
                                BuildRoute route) {
   const auto key = ExtensionCache::key(spec, arch, route);
@@ -179,7 +202,6 @@ ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arc
     hit->name = spec.name;
     return *hit;
   }
-  static std::atomic<int> builds{0};
   std::filesystem::create_directories(cache.dir());
   nlohmann::json request = {{"spec", spec.to_json()},
                             {"arch", arch},
@@ -187,48 +209,37 @@ ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arc
                             {"route", route_name(route)},
                             {"pch_dir", (problems::cache_dir() / "extension-pch").string()}};
   if (route == BuildRoute::pytorch) request["why"] = "asked for (KBENCH_EXTENSION_BUILD=pytorch)";
-  ChildOptions options;
-  options.environment = build_environment();
-  const auto exe = build_executable().empty() ? this_executable() : build_executable();
-  double cpu_seconds = 0, seconds = 0;
-  for (;;) {
-    const auto scratch =
-        cache.dir() / (key + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(builds++));
-    std::filesystem::create_directories(scratch);
-    request["directory"] = scratch.string();
-    options.input = request.dump();
-    const auto child = run_child(exe, {"__build-extension"}, options);
-    cpu_seconds += child.cpu_seconds;
-    auto result = read_json(scratch / kResultFile);
-    if (result && result->contains("fallback") && request["route"] == route_name(BuildRoute::fast)) {  // the fast route cannot take it: PyTorch's build, afresh
-      seconds += result->value("seconds", 0.0);
-      request["route"] = route_name(BuildRoute::pytorch);
-      request["why"] = (*result)["fallback"];
-      remove_tree(scratch);
-      continue;
-    }
-    if (result) {
-      (*result)["cpu_seconds"] = cpu_seconds;
-      (*result)["seconds"] = seconds + result->value("seconds", 0.0);
-      std::ofstream(scratch / kResultFile) << result->dump(1) << "\n";
-      std::error_code taken;
-      std::filesystem::rename(scratch, cache.dir() / key, taken);
-      if (taken) remove_tree(scratch);  // another process stored it first
-      if (auto built = cache.lookup(key)) {
-        built->name = spec.name;
-        built->from_cache = false;
-        return *built;
-      }
-    }
-    remove_tree(scratch);
-    ExtensionBuild failed;  // the build process died: not cached, a later evaluation tries again
-    failed.name = spec.name;
-    failed.key = key;
-    failed.route = request["route"];
-    failed.log = "the build process ended without a result (wait status " + std::to_string(child.status) + "):\n" +
-                 child.output;
-    return failed;
+  auto run = run_build_process(cache, key, request);
+  double cpu_seconds = run.child.cpu_seconds, seconds = 0;
+  if (run.result && run.result->contains("fallback")) {  // the fast route cannot take it: PyTorch's build, afresh
+    seconds = run.result->value("seconds", 0.0);
+    request["route"] = route_name(BuildRoute::pytorch);
+    request["why"] = (*run.result)["fallback"];
+    remove_tree(run.scratch);
+    run = run_build_process(cache, key, request);
+    cpu_seconds += run.child.cpu_seconds;
   }
+  if (run.result) {
+    (*run.result)["cpu_seconds"] = cpu_seconds;
+    (*run.result)["seconds"] = seconds + run.result->value("seconds", 0.0);
+    std::ofstream(run.scratch / kResultFile) << run.result->dump(1) << "\n";
+    std::error_code taken;
+    std::filesystem::rename(run.scratch, cache.dir() / key, taken);
+    if (taken) remove_tree(run.scratch);  // another process stored it first
+    if (auto built = cache.lookup(key)) {
+      built->name = spec.name;
+      built->from_cache = false;
+      return *built;
+    }
+  }
+  remove_tree(run.scratch);
+  ExtensionBuild failed;  // the build process died: not cached, a later evaluation tries again
+  failed.name = spec.name;
+  failed.key = key;
+  failed.route = request["route"];
+  failed.log = "the build process ended without a result (wait status " + std::to_string(run.child.status) + "):\n" +
+               run.child.output;
+  return failed;
 }
 
 int run_extension_build(std::istream& request_stream) {

@@ -9,6 +9,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 
 import torch
@@ -200,7 +201,6 @@ class _BuildFileWritten(Exception):
 
 
 def _nvcc_major(nvcc):
-    import re
     import shlex
     import subprocess
     try:
@@ -245,10 +245,10 @@ def build_plan(spec, arch_list, directory, module_name, link_flags):
         raise _BuildFileWritten()
 
     os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list
-    if with_cuda:
+    if with_cuda and re.fullmatch(r"\d+\.\d+[a-z]?", arch_list):
         try:
             real_arch_flags()
-        except ValueError as e:  # PyTorch before 2.1 knows no 9.0a, 10.0a, 12.0
+        except ValueError as e:  # PyTorch before 2.1 knows no 9.0a, 10.0a, 12.0; PyTorch 2 writes them so
             number = arch_list.replace(".", "")
             flags = [f"-gencode=arch=compute_{number},code=sm_{number}"]
             adaptations.append(f"PyTorch {torch.__version__} refuses arch {arch_list} ({e}): kbench passes {flags[0]}")
