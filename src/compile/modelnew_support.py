@@ -10,6 +10,8 @@ import inspect
 import json
 import os
 import re
+import shlex
+import subprocess
 import sys
 
 import torch
@@ -201,8 +203,6 @@ class _BuildFileWritten(Exception):
 
 
 def _nvcc_major(nvcc):
-    import shlex
-    import subprocess
     try:
         out = subprocess.run(shlex.split(nvcc) + ["--version"], capture_output=True, text=True).stdout
     except OSError:
@@ -212,8 +212,6 @@ def _nvcc_major(nvcc):
 
 
 def _library_found(name, directories, cxx):
-    import shlex
-    import subprocess
     if any(os.path.exists(os.path.join(d, f"lib{name}.so")) for d in directories):
         return True
     try:  # the linker's own directories
