@@ -11,7 +11,10 @@
 #     headers cost; the share of files the fast route built alone; files whose build result differs
 #     between the routes. BENCH_THREADS files build at once (default 8), each with MAX_JOBS=2 (its
 #     C++ and CUDA files side by side, by either route).
-#  2. 50 distinct ModelNew files (the L1#19 ReLU, each source its own) through --build-only by the
+#  2. Where the time goes in one build (L1#19's ReLU): the fast route's own commands run again (its
+#     build-commands.sh): the binding file with and without the precompiled header, nvcc's phases
+#     (nvcc --time); planning and link from the build's record.
+#  3. 50 distinct ModelNew files (the L1#19 ReLU, each source its own) through --build-only by the
 #     fast route, headers ready, on all cores: wall and CPU seconds.
 #   scripts/build-bench.sh [build-dir (build-gpu)] [log-dir]
 set -uo pipefail
@@ -145,7 +148,46 @@ for n in differ:
           f"the fast route {'built' if after[n].get('ok') else 'failed'}")
 EOF
 
-echo "== 2. 50 distinct ModelNew files, kbench batch --build-only (fast route, headers ready)"
+echo "== 2. where the time goes: L1#19's ReLU (tests/modelnew/l1_19_relu.py), its build's own commands"
+ONE=$LOGS/one
+rm -rf "$ONE" && mkdir -p "$ONE"
+cp tests/modelnew/l1_19_relu.py "$ONE/level_1_problem_19_sample_0_kernel.py"
+$KB --json batch "$ONE" --build-only >"$LOGS/one.json" 2>"$LOGS/one.err"
+python3 - "$LOGS/one.json" "$KBENCH_CACHE/extensions" "$LOGS" <<'EOF'
+import csv, json, os, re, resource, subprocess, sys
+record = json.load(open(sys.argv[1]))["builds"][0]["extensions"][0]
+entry, out = os.path.join(sys.argv[2], record["key"]), sys.argv[3]
+# The fast route's own commands (build-commands.sh), each with its output elsewhere; the binding
+# file's also without the precompiled header.
+commands = [re.sub(re.escape(record["key"]) + r"\.tmp\.\d+\.\d+", record["key"], line.strip())  # the scratch directory it was
+            for line in open(os.path.join(entry, "build-commands.sh")) if not line.startswith("#")]
+binding = next(c for c in commands if c.endswith(" -o 'main.o'") or " -o 'main.o' " in c)
+nvcc = next(c for c in commands if " -o 'cuda.cuda.o'" in c)
+without_header = re.sub(r" -I'[^']*extension-pch[^']*' -Winvalid-pch -Wno-error=invalid-pch", "", binding)
+
+def timed(command):  # CPU seconds of the command and all it runs
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, shell=True, cwd=entry, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        print(f"  failed: {command}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+elsewhere = lambda c, o: c.replace(f" -o '{o}'", f" -o '{out}/{o}'")
+plain = timed(elsewhere(without_header, "main.o"))
+syntax = timed(without_header.replace(" -c ", " -fsyntax-only ", 1).replace(" -o 'main.o'", ""))
+with_header = timed(elsewhere(binding, "main.o"))
+cuda = timed(elsewhere(nvcc, "cuda.cuda.o") + f" --time '{out}/nvcc-time.csv'")
+phases = [(row[1].strip(), float(row[6])) for row in csv.reader(open(f"{out}/nvcc-time.csv")) if row[6].strip()[:1].isdigit()]
+steps = record.get("steps", {})
+print(f"  the binding file: {plain:.1f} CPU s without the precompiled header (g++ -fsyntax-only {syntax:.1f}), "
+      f"{with_header:.1f} with it")
+print(f"  nvcc: {cuda:.1f} CPU s; " + ", ".join(f"{name} {ms / 1000:.2f}" for name, ms in phases) + " (s, nvcc --time)")
+print(f"  planning {steps.get('plan', {}).get('cpu_s', 0):.1f}, link {steps.get('link', {}).get('cpu_s', 0):.2f} CPU s; "
+      f"the fast route's whole build (section 1) {record.get('cpu_seconds', 0):.1f} CPU s, {record.get('seconds', 0):.1f} s wall")
+EOF
+
+echo "== 3. 50 distinct ModelNew files, kbench batch --build-only (fast route, headers ready)"
 RUN=$LOGS/fifty
 rm -rf "$RUN" "$KBENCH_CACHE/extensions" && mkdir -p "$RUN"
 for i in $(seq 0 49); do

@@ -26,6 +26,7 @@ namespace kbench::compile {
 namespace {
 
 constexpr const char* kResultFile = "kbench-build.json";
+constexpr const char* kCommandsFile = "build-commands.sh";  // the fast route's
 
 std::string& build_executable() {
   static std::string path;
@@ -269,6 +270,11 @@ int run_extension_build(std::istream& request_stream) {
       } else {
         if (!plan.at("adaptations").empty()) result["adaptations"] = plan["adaptations"];
         const auto built = run_planned_build(plan, directory, request.at("pch_dir").get<std::string>());
+        std::ofstream commands(directory / kCommandsFile);
+        commands << "# What kbench's fast route ran, in this directory: PyTorch's plan (build.ninja) with the changes "
+                    "kbench-build.json lists (adaptations, pch). Sources are named as they were built, in the scratch "
+                    "directory that then became this one.\n";
+        for (const auto& command : built.commands) commands << command << "\n";
         result["steps"].update(built.steps);
         result["pch"] = built.pch;
         const auto built_module = std::filesystem::path(plan.at("library").get<std::string>()).stem().string();

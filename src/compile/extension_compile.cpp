@@ -186,6 +186,7 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
     const auto step = compiles[i].get();
     const std::string object = plan.at("steps")[i].at("object");
     result.steps[object] = step.compiled.times();
+    result.commands.push_back(step.compiled.command);
     if (!step.pch.note.empty()) result.pch = step.pch.note;
     if (!step.pch.build_times.is_null()) result.steps["pch"] = step.pch.build_times;
     objects += " " + quoted(object);
@@ -197,6 +198,7 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
                                     " -o " + quoted(library),
                                 directory);
   result.steps["link"] = linked.times();
+  result.commands.push_back(linked.command);
   if (!linked.ok) result.log = failure(library, linked);
   result.ok = linked.ok;
   return result;

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@ struct PlannedBuildResult {
   std::string log;       // the failed command and the compiler's output, as ninja prints them
   nlohmann::json steps;  // per step ("pch", each object, "link"): {"wall_s", "cpu_s"}
   std::string pch;       // what became of the precompiled header: "used", or why not
+  std::vector<std::string> commands;  // the compile and link commands run, in order (shell, in `directory`)
 };
 
 // Runs `plan` (build_plan's answer) in `directory`, where torch wrote the sources.
