@@ -73,7 +73,8 @@ nlohmann::json ExtensionSpec::to_json() const {
           {"extra_cflags", extra_cflags}, {"extra_cuda_cflags", extra_cuda_cflags}, {"extra_ldflags", extra_ldflags},
           {"extra_include_paths", extra_include_paths},
           {"with_cuda", with_cuda ? nlohmann::json(*with_cuda) : nlohmann::json(nullptr)},
-          {"with_pytorch_error_handling", with_pytorch_error_handling}};
+          {"with_pytorch_error_handling", with_pytorch_error_handling},
+          {"no_implicit_headers", no_implicit_headers}};
 }
 
 ExtensionSpec ExtensionSpec::from_json(const nlohmann::json& j) {
@@ -87,6 +88,7 @@ ExtensionSpec ExtensionSpec::from_json(const nlohmann::json& j) {
     *list = j.value(field, std::vector<std::string>{});
   if (j.contains("with_cuda") && !j["with_cuda"].is_null()) s.with_cuda = j["with_cuda"].get<bool>();
   s.with_pytorch_error_handling = j.value("with_pytorch_error_handling", true);
+  s.no_implicit_headers = j.value("no_implicit_headers", false);
   return s;
 }
 

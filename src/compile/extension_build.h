@@ -26,6 +26,7 @@ struct ExtensionSpec {
   std::vector<std::string> extra_cflags, extra_cuda_cflags, extra_ldflags, extra_include_paths;
   std::optional<bool> with_cuda;  // unset: when there are CUDA sources
   bool with_pytorch_error_handling = true;
+  bool no_implicit_headers = false;  // PyTorch 2's: no #include <torch/extension.h> or <torch/types.h> added
 
   nlohmann::json to_json() const;
   static ExtensionSpec from_json(const nlohmann::json& j);  // throws on a malformed spec

@@ -126,7 +126,7 @@ def _strings(value, what):
 def load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cflags=None, extra_cuda_cflags=None,
                 extra_ldflags=None, extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
                 is_python_module=True, with_pytorch_error_handling=True, keep_intermediates=True, use_pch=False,
-                **ignored):
+                no_implicit_headers=False, **ignored):
     """torch.utils.cpp_extension.load_inline as kbench runs it: the sources are built once per
     content (and toolchain and GPU architecture) into kbench's cache, in a separate process; the
     module is then imported from there. build_directory, verbose and the like have no effect."""
@@ -144,7 +144,8 @@ def load_inline(name, cpp_sources, cuda_sources=None, functions=None, extra_cfla
             "extra_ldflags": _strings(extra_ldflags, "extra_ldflags"),
             "extra_include_paths": _strings(extra_include_paths, "extra_include_paths"),
             "with_cuda": with_cuda if with_cuda is None else bool(with_cuda),
-            "with_pytorch_error_handling": bool(with_pytorch_error_handling)}
+            "with_pytorch_error_handling": bool(with_pytorch_error_handling),
+            "no_implicit_headers": bool(no_implicit_headers)}
     built = _json_loads(kbench_native.build_extension(_json_dumps(spec)))
     if not built["ok"]:
         raise RuntimeError(f"Error building extension '{name}':\n{built['log']}")
@@ -174,7 +175,9 @@ def _torch_load_inline(spec, arch_list, directory, module_name, link_flags):
                       extra_ldflags=spec["extra_ldflags"] + link_flags,
                       extra_include_paths=spec["extra_include_paths"], build_directory=directory,
                       with_cuda=spec["with_cuda"], verbose=False,
-                      with_pytorch_error_handling=spec["with_pytorch_error_handling"])
+                      with_pytorch_error_handling=spec["with_pytorch_error_handling"],
+                      # PyTorch 2's: passed only when asked for, which PyTorch 1.13 refuses, as it would
+                      **({"no_implicit_headers": True} if spec["no_implicit_headers"] else {}))
 
 
 def build_extension(spec, arch_list, directory, module_name, link_flags):

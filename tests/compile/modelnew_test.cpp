@@ -67,6 +67,9 @@ TEST_CASE("an extension's cache key follows its sources, flags, architecture and
   auto flagged = base;
   flagged.extra_cuda_cflags = {"-O3"};
   CHECK(compile::ExtensionCache::key(flagged, "sm_90a", fast) != key);
+  auto bare = base;
+  bare.no_implicit_headers = true;
+  CHECK(compile::ExtensionCache::key(bare, "sm_90a", fast) != key);
   auto cpu_only = base;
   cpu_only.with_cuda = false;
   CHECK(compile::ExtensionCache::key(cpu_only, "sm_90a", fast) != key);
