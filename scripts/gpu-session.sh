@@ -25,6 +25,8 @@
 # serve-hostile  scripts/serve-bench.sh hostile killed (1,000 idle + 200 slow connections; a worker SIGKILLed), ~2 min
 # serve-scaling  scripts/serve-bench.sh scaling (the mix on one GPU, then on all visible: the ratio), ~6 min on 2 GPUs
 #             (MIX_TIMING=adaptive: the requests' timing, ~3 min)
+# serve-modelnew  scripts/serve-bench.sh modelnew-warm (L1#19's ReLU as .cu and as ModelNew through serve: the
+#             p50 difference, goal <= 0.5 s), ~2 min
 # profile     scripts/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu);
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
@@ -197,6 +199,9 @@ PY
   serve-scaling)
     timed serve-scaling scripts/serve-bench.sh build-gpu "$LOGS" scaling
     grep -v "^export" "$LOGS/serve-scaling.log" | cut -c1-300 ;;
+  serve-modelnew)
+    timed serve-modelnew scripts/serve-bench.sh build-gpu "$LOGS" modelnew-warm
+    grep -v "^export" "$LOGS/serve-modelnew.log" | cut -c1-300 ;;
   profile)
     timed profile scripts/profile-check.sh build-gpu "$LOGS/profile"
     cat "$LOGS/profile.log" | cut -c1-240

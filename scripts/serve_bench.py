@@ -18,6 +18,9 @@ Prints figures beside the issue's goals; asserts nothing.
   load        a bounded load test on loopback: 300 requests from 16 clients, a third of them
               malformed, a candidate that kills its worker, SIGTERM while requests are in flight:
               lost requests, hung clients, server memory over time (goal: 0 lost, 0 hung, RSS flat)
+  modelnew-warm  L1#19's ReLU as a .cu and the same kernel as a ModelNew (tests/modelnew/l1_19_relu.py),
+              2 warm-up requests then 10 sequential ones each, the ModelNew's extension cached by the
+              warm-ups: p50 wall of each and their difference (goal: the ModelNew within 0.5 s)
 
 Usage: serve_bench.py BUILD_DIR OUT_DIR PART...
 """
@@ -599,6 +602,48 @@ def killed(kbench, out_dir):
     server.stop()
 
 
+# ---- ModelNew requests beside .cu ones --------------------------------------------------------
+
+def modelnew_warm(kbench, out_dir, requests=10):
+    export(["1:19"])
+    server = Server(kbench, out_dir, "modelnew-warm")
+    cases = [(".cu", submission(ROOT / "level1/19_ReLU.cu", 1, 19)),
+             ("ModelNew", submission(ROOT / "tests/modelnew/l1_19_relu.py", 1, 19))]  # its .py name: a ModelNew
+    print(f"L1#19's ReLU as a .cu and as a ModelNew (the same kernel), 2 warm-up requests (the ModelNew's first builds "
+          f"its extension) then {requests} sequential ones each (ms; p50 unless said)")
+    print(f"{'format':9s} {'wall':>7s} {'p90':>7s} {'worker':>7s} {'python':>7s} {'load':>5s} {'cuda':>5s} "
+          f"{'gpu wait':>8s} {'prestarted':>10s} {'waited':>6s} {'cached':>6s}  verdicts")
+    walls_by = {}
+    for label, body in cases:
+        for _ in range(2):
+            post(server.url, body)
+        walls, records = [], []
+        for _ in range(requests):
+            t0 = time.perf_counter()
+            _, status, record = post(server.url, body)
+            walls.append((time.perf_counter() - t0) * 1000)
+            records.append(record if status == 200 else {"verdict": status})
+        walls_by[label] = walls
+        phase = lambda key: median([r.get("phases_ms", {}).get(key, 0) for r in records])
+        worker = [r.get("worker", {}) for r in records]
+        cached = sum(1 for r in records if all(e.get("from_cache") for e in r.get("compile", {}).get("extensions", [])))
+        verdicts = sorted({str(r.get("verdict")) for r in records})
+        print(f"{label:9s} {median(walls):7.0f} {sorted(walls)[int(.9 * len(walls))]:7.0f} {phase('total'):7.0f} "
+              f"{phase('python_start'):7.0f} {phase('modelnew_load'):5.0f} "
+              f"{median([r.get('phases_ms', {}).get('gpu_prepare', {}).get('cuda_context', 0) for r in records]):5.0f} "
+              f"{phase('gpu_wait'):8.0f} {sum(1 for w in worker if w.get('python_prestarted')):>7d}/{len(records):<2d} "
+              f"{median([w.get('python_prestart_wait_ms', 0) for w in worker]):6.0f} {cached:>3d}/{len(records):<2d}  "
+              f"{', '.join(verdicts)}")
+        json.dump(records, open(pathlib.Path(out_dir) / f"serve-modelnew-warm-{label.strip('.').lower()}.json", "w"))
+    difference = (median(walls_by["ModelNew"]) - median(walls_by[".cu"])) / 1000
+    print(f"  ModelNew - .cu: {difference:+.2f} s at the p50 (goal: <= 0.5 s); worker: the record's phases_ms.total; python:")
+    print("  phases_ms.python_start (torch.cuda's set-up alone where prestarted); load: modelnew_load; cuda: the CUDA")
+    print("  context's start; prestarted: requests whose worker had started Python ahead; waited: for that start (p50);")
+    print("  cached: requests whose extensions all came from the cache")
+    _, _, drained = server.stop()
+    print(f"  worker processes started {sum(w['workers_started'] for w in drained.get('workers', []))}")
+
+
 def main():
     build, out_dir, parts = sys.argv[1], sys.argv[2], sys.argv[3:] or ["latency", "throughput", "load"]
     pathlib.Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -607,7 +652,7 @@ def main():
         t0 = time.monotonic()
         print(f"== {part}")
         {"latency": latency, "throughput": throughput, "load": load_test, "scaling": scaling, "hostile": hostile,
-         "killed": killed}[part](kbench, out_dir)
+         "killed": killed, "modelnew-warm": modelnew_warm}[part](kbench, out_dir)
         print(f"   ({time.monotonic() - t0:.0f} s)")
         sys.stdout.flush()
 

@@ -150,6 +150,7 @@ at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
 }
 
 int64_t g_memory_limit = 0;  // --gpu-memory, in bytes; 0: none
+bool g_held = false;         // hold_free_memory has run in this process
 
 int64_t reserved_bytes() {
   int device = 0;
@@ -180,6 +181,7 @@ void limit_gpu_memory(int device, int64_t bytes) {
 }
 
 bool hold_free_memory(int64_t keep_free_bytes) {
+  g_held = true;
   auto plan = plan_hold_now(keep_free_bytes);
   if (plan.release) {
     // cuBLAS keeps its workspace, made by the first matmul after the last hold, in the held
@@ -192,6 +194,12 @@ bool hold_free_memory(int64_t keep_free_bytes) {
   // Allocated and freed at once: it stays in the allocator's cache as one free block.
   if (plan.take > 0) at::empty({plan.take}, at::dtype(at::kByte).device(at::kCUDA));
   return true;
+}
+
+void give_back_free_memory() {
+  if (!g_held) return;
+  at::cuda::clearCublasWorkspaces();  // made in the held segment by the first matmul after a hold
+  allocator::emptyCache();
 }
 
 FreeMemoryGuard::FreeMemoryGuard(int64_t keep_free_bytes, Poison extent, uint8_t fill) : extent_(extent), fill_(fill) {
@@ -278,6 +286,7 @@ std::string FreeMemoryGuard::stray_writes() {
 
 void limit_gpu_memory(int, int64_t) {}
 bool hold_free_memory(int64_t) { return true; }
+void give_back_free_memory() {}
 FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent, uint8_t fill) : extent_(extent), fill_(fill) {}
 FreeMemoryGuard::~FreeMemoryGuard() = default;
 std::string FreeMemoryGuard::stray_writes() { return ""; }

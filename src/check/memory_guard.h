@@ -39,6 +39,12 @@ void limit_gpu_memory(int device, int64_t bytes);
 // sit in the segment the memory is held in, which the allocator can only return whole.
 bool hold_free_memory(int64_t keep_free_bytes = 0);
 
+// Returns every free block the caching allocator holds (what hold_free_memory took among them) to
+// the driver, for another process on this GPU; live tensors keep their memory. The next
+// hold_free_memory takes it again. Nothing in a process that never held memory (and never started
+// CUDA for it).
+void give_back_free_memory();
+
 // Under --gpu-memory, what the held memory leaves of the limit: room for the segments of small
 // allocations, which the held block cannot serve. The driver's own needs (the kernels' local
 // memory, library workspaces) lie outside the limit, on the GPU's real free memory. An evaluation

@@ -44,6 +44,7 @@ class Reference {
   void to(const torch::Device& device);
 
   const Problem& problem() const { return problem_; }
+  const torch::Device& device() const { return device_; }
 
   // Same seed and distribution, same inputs; made directly on `device` so multi-GB inputs never
   // cross PCIe.

@@ -119,7 +119,26 @@ struct EvalContext {
   // A submission's Python or native code has been loaded into this process (a ModelNew): figures
   // measured from now on are never handed to another evaluation.
   bool submission_code_loaded = false;
+  // What start_python_ahead answered (its phases, or its "error"); null where Python was not started
+  // ahead of the request.
+  nlohmann::json python_prestart;
 };
+
+// A ModelNew spare's start (sandbox/gpu_runner.h), before any submission is known: kbench's Python
+// (the interpreter, `import torch`, kbench's support module), so that only kbench's own code has run
+// in the process when a ModelNew arrives. It touches no GPU: no CUDA context, no memory, no problem
+// loaded until its request (which starts CUDA, then torch.cuda, as a cold worker does), so that it
+// can start beside another evaluation's timed calls. Returns the milliseconds of each part, or
+// {"error": ...} when Python cannot start (then the next ModelNew's request error), and keeps them
+// in `context` for that request's record. A process where Python started never evaluates a `.cu`
+// (evaluate() refuses it).
+nlohmann::json start_python_ahead(EvalContext& context);
+
+// Gives the GPU memory this worker holds back to the driver, for a ModelNew evaluated beside it on
+// its GPU (sandbox/gpu_runner.h): the kept reference outputs are dropped, the reference's weights
+// wait in host memory (the next request moves them back), and the memory held for poisoning is
+// returned (the next request holds it again). Returns the milliseconds it took.
+nlohmann::json give_back_gpu_memory(EvalContext& context);
 
 // The result record (JSON). Never throws for anything the submission does; throws only for errors
 // of the request itself (unknown problem, unreadable file, missing archive).

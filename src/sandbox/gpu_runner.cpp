@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "check/correctness.h"
+#include "compile/modelnew.h"
 #include "launch/cuda_driver.h"
 #include "sandbox/ncu_pass.h"
 
@@ -23,7 +24,10 @@ GpuRunner::GpuRunner(int device, std::string worker_exe)
 void GpuRunner::start_workers() {
   // A worker that ended since its last request is replaced by the spare; a spare that did not live
   // is not used (its exit would be reported as the candidate's crash).
-  if (!worker_->alive() && spare_ && spare_->alive()) std::swap(worker_, spare_);
+  if (!worker_->alive()) {
+    worker_holds_gpu_ = false;
+    if (spare_ && spare_->alive()) std::swap(worker_, spare_);
+  }
   int started = 0;
   if (!worker_->alive()) worker_->start(), ++started;
   if (worker_exe_ != kForkWithoutExec) {
@@ -35,21 +39,45 @@ void GpuRunner::start_workers() {
   status_.pid = worker_->pid();
 }
 
+std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& request, const Budgets& budgets) {
+  if (worker_exe_ == kForkWithoutExec || !compile::is_modelnew_file(request.submission)) {
+    worker_holds_gpu_ = worker_holds_gpu_ || !request.compile_only;
+    return nullptr;
+  }
+  if (worker_holds_gpu_) worker_->give_back_gpu_memory(budgets.compile_s);
+  worker_holds_gpu_ = false;
+  // As in start_workers: a spare that did not live is not used (its exit would be reported as the
+  // candidate's crash); its request starts a fresh process.
+  const bool spare_lives = modelnew_ && modelnew_->alive();
+  auto taken = spare_lives ? std::move(modelnew_) : std::make_unique<Worker>(worker_exe_);
+  modelnew_ = std::make_unique<Worker>(worker_exe_);
+  modelnew_->start_python_ahead();
+  std::lock_guard<std::mutex> lock(mutex_);
+  status_.workers_started += spare_lives ? 1 : 2;  // the next spare, and this request's fresh process
+  status_.modelnew_pid = modelnew_->pid();
+  status_.modelnew_python = false;
+  return taken;
+}
+
 nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) {
+  std::lock_guard<std::mutex> workers(workers_mutex_);
   const auto t0 = std::chrono::steady_clock::now();
   request.device = device_;
   const auto key = baseline_key(std::to_string(request.level) + "/" + std::to_string(request.problem), request.timing);
   if (const auto it = known_baselines_.find(key); it != known_baselines_.end()) request.known_baselines = it->second;
   nlohmann::json record;
+  std::unique_ptr<Worker> modelnew;  // this request's process, when it is a ModelNew: retired after it
   {
     std::unique_lock<std::mutex> lock(mutex_);
     status_.busy = true;
     lock.unlock();
     try {
       start_workers();
-      record = worker_->evaluate(request, budgets);
+      modelnew = take_modelnew_spare(request, budgets);
+      auto& worker = modelnew ? *modelnew : *worker_;
+      record = worker.evaluate(request, budgets);
       if (request.ncu) {
-        worker_->finish(10);  // the worker under ncu needs the GPU memory this one holds
+        worker.finish(10);  // the worker under ncu needs the GPU memory this one holds
         add_ncu_figures(record, request, budgets, worker_exe_);
       }
     } catch (...) {  // no process could be started (fork, pipes): the caller says so
@@ -72,7 +100,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
     record["message"] = "harness error: " + check::first_line_of_interest(record["error"].get<std::string>());
     record["problem"] = {{"level", request.level}, {"id", request.problem}};
   }
-  const bool loaded = worker_->alive() && !request.compile_only && !record.contains("error");
+  const bool loaded = !modelnew && worker_->alive() && !request.compile_only && !record.contains("error");
   std::lock_guard<std::mutex> lock(mutex_);
   status_.busy = false;
   status_.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -84,8 +112,14 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
 }
 
 GpuRunner::Status GpuRunner::status() const {
+  std::unique_lock<std::mutex> workers(workers_mutex_, std::try_to_lock);
   std::lock_guard<std::mutex> lock(mutex_);
-  return status_;
+  auto status = status_;
+  if (workers.owns_lock() && modelnew_) {  // no evaluation under way: the ModelNew spare's state now
+    status.modelnew_pid = modelnew_->alive() ? modelnew_->pid() : -1;
+    status.modelnew_python = status.modelnew_pid > 0 && modelnew_->python_ready();
+  }
+  return status;
 }
 
 }  // namespace kbench::sandbox

@@ -1,8 +1,17 @@
 // One GPU's evaluations, for batch and serve alike: a worker process that keeps the problem it has
 // loaded (reference, kept reference outputs, baselines) from one request to the next; a spare
 // process, started ahead with libtorch loaded, that replaces it after a verdict that ends a worker
-// (crash, timeout, runtime error); and the baseline figures measured on this GPU, handed to every
+// (crash, timeout, runtime error); a ModelNew spare, whose process has started kbench's Python
+// before any submission is known; and the baseline figures measured on this GPU, handed to every
 // later worker so that a problem's baselines are timed once per GPU.
+//
+// A ModelNew is evaluated in the ModelNew spare, a process of its own that is retired after it (its
+// Python state and native code stay there), never in the worker: the worker keeps its problem, and a
+// `.cu` runs only in processes where Python never started. The next spare starts its Python as soon
+// as one is taken, so that back-to-back ModelNews find it warm; it touches no GPU before its request
+// (sandbox/evaluation.h: start_python_ahead). The first ModelNew makes the first spare and runs in
+// a fresh process, as does one whose spare did not live. While a ModelNew runs, the worker has given
+// back the GPU memory it holds, which the ModelNew's checks need.
 #pragma once
 
 #include <map>
@@ -23,8 +32,8 @@ std::vector<int> gpus_to_use(const std::vector<int>& chosen);
 
 class GpuRunner {
  public:
-  // `worker_exe` as for Worker; kForkWithoutExec gets no spare (only a parent without threads may
-  // fork it, and such a parent evaluates once).
+  // `worker_exe` as for Worker; kForkWithoutExec gets no spares (only a parent without threads may
+  // fork it, and such a parent evaluates once): a ModelNew then runs in the worker, which it retires.
   GpuRunner(int device, std::string worker_exe);
 
   // Evaluates `request` on this GPU (its device is set here) and returns the record. A request the
@@ -33,6 +42,7 @@ class GpuRunner {
   nlohmann::json evaluate(EvalRequest request, const Budgets& budgets);
 
   // Starts the worker and its spare now rather than at the first request (evaluate() calls it too).
+  // The ModelNew spare waits for the first ModelNew.
   void start_workers();
 
   struct Status {
@@ -43,13 +53,22 @@ class GpuRunner {
     int workers_started = 0;    // by this runner, spares included
     bool busy = false;
     double busy_s = 0;          // time inside evaluations
+    long modelnew_pid = -1;     // the ModelNew spare's process, -1 before the first ModelNew
+    bool modelnew_python = false;  // its Python has started: the next ModelNew finds it warm
   };
   Status status() const;  // thread-safe
 
  private:
+  // For a ModelNew: the worker that evaluates it, the ModelNew spare (see the header comment), with
+  // the next spare starting in its place. Null for a `.cu`, and without spares, which go to worker_.
+  std::unique_ptr<Worker> take_modelnew_spare(const EvalRequest& request, const Budgets& budgets);
+
   int device_;
   std::string worker_exe_;
-  std::unique_ptr<Worker> worker_, spare_;
+  std::unique_ptr<Worker> worker_, spare_, modelnew_;
+  bool worker_holds_gpu_ = false;  // the worker has run on the GPU since it last gave its memory back
+  // Held by evaluate(); status() reads the ModelNew spare's state when no evaluation holds it.
+  mutable std::mutex workers_mutex_;
   // Baseline figures by baseline_key of "L/P": {"eager": ..., "compiled": ...}.
   std::map<std::string, nlohmann::json> known_baselines_;
   mutable std::mutex mutex_;  // guards status_

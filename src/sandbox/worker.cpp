@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check/verdict.h"
+#include "compile/modelnew.h"
 #include "log/log.h"
 #include "sandbox/ncu_pass.h"
 
@@ -50,15 +51,14 @@ double resident_gib(pid_t pid) {
   return static_cast<double>(pages_resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / (1024.0 * 1024 * 1024);
 }
 
-// Records after which the worker process is not trusted with another candidate: verdicts that may
-// have damaged it (state_changed: it holds what the submission changed), and any ModelNew, which leaves its Python state, its extension's native code (and
-// whatever threads that started) behind in the process.
-bool leaves_worker_damaged(const nlohmann::json& record) {
+// Evaluations after which the worker process is not trusted with another candidate: verdicts that
+// may have damaged it (state_changed: it holds what the submission changed), and any ModelNew
+// request, which leaves its Python state, its extension's native code (and whatever threads that
+// started) behind in the process, also where the request then failed (a missing archive).
+bool leaves_worker_damaged(const EvalRequest& request, const nlohmann::json& record) {
   const auto v = record.value("verdict", "");
-  const auto submission = record.find("submission");
-  const bool modelnew = submission != record.end() && submission->value("format", "") == "modelnew";
   return v == "runtime_error" || v == "crash" || v == "timeout" || v == "state_changed" ||
-         record.value("context_poisoned", false) || modelnew;
+         record.value("context_poisoned", false) || compile::is_modelnew_file(request.submission);
 }
 
 // Milliseconds since this process started (exec, then libtorch's libraries loaded before main), to
@@ -144,6 +144,67 @@ void Worker::start() {
   pending_.clear();
   kept_output_.clear();
   served_ = 0;
+  python_asked_ = python_answered_ = false;
+}
+
+void Worker::start_python_ahead() {
+  start();
+  write_line(to_worker_, {{"start_python", true}});
+  python_asked_ = true;
+}
+
+bool Worker::python_ready() {
+  if (python_asked_ && !python_answered_ && pid_ > 0) {
+    bool gone = false;
+    read_messages(0, gone);
+  }
+  return python_answered_;
+}
+
+void Worker::give_back_gpu_memory(double timeout_s) {
+  if (pid_ < 0) return;
+  write_line(to_worker_, {{"give_back_gpu_memory", true}});
+  const auto start = Clock::now();
+  bool gone = false;
+  while (!gone && std::chrono::duration<double>(Clock::now() - start).count() < timeout_s)
+    for (const auto& msg : read_messages(50, gone))
+      if (const auto answer = msg.find("gave_back_gpu_memory"); answer != msg.end()) {
+        if (!answer->contains("error")) return;
+        gone = true;
+      }
+  log::warn("worker " + std::to_string(pid_) + " did not give its GPU memory back: ended");
+  stop();
+}
+
+void Worker::keep_output(const char* data, size_t size) {
+  kept_output_.append(data, size);
+  if (kept_output_.size() > 2 * kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
+}
+
+std::vector<nlohmann::json> Worker::read_messages(int wait_ms, bool& gone) {
+  pollfd fds[2] = {{from_worker_, POLLIN, 0}, {output_, POLLIN, 0}};
+  ::poll(fds, 2, wait_ms);
+  char buf[65536];
+  if (fds[1].revents) {  // drain output first: a flood must never block the worker
+    const ssize_t n = ::read(output_, buf, sizeof buf);
+    if (n > 0) keep_output(buf, static_cast<size_t>(n));
+  }
+  std::vector<nlohmann::json> messages;
+  if (!fds[0].revents) return messages;
+  const ssize_t n = ::read(from_worker_, buf, sizeof buf);
+  if (n <= 0) {
+    gone = true;
+    return messages;
+  }
+  pending_.append(buf, static_cast<size_t>(n));
+  for (size_t nl; (nl = pending_.find('\n')) != std::string::npos;) {
+    auto msg = nlohmann::json::parse(pending_.substr(0, nl), nullptr, false);
+    pending_.erase(0, nl + 1);
+    if (msg.is_discarded()) continue;
+    if (msg.contains("python_started")) python_answered_ = true, python_answered_at_ = Clock::now();
+    messages.push_back(std::move(msg));
+  }
+  return messages;
 }
 
 void Worker::stop() {
@@ -181,8 +242,7 @@ bool Worker::finish(double timeout_s) {
     if (::poll(&fd, 1, 50) > 0 && (fd.revents & POLLIN)) {
       char buf[65536];
       const ssize_t n = ::read(output_, buf, sizeof buf);
-      if (n > 0) kept_output_.append(buf, static_cast<size_t>(n));
-      if (kept_output_.size() > 2 * kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
+      if (n > 0) keep_output(buf, static_cast<size_t>(n));
     }
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
       exited = true;
@@ -239,9 +299,12 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
 
 nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& budgets) {
   if (pid_ < 0) start();
+  // A ModelNew spare still starting its Python reads the request once that is done.
+  const bool prestarted = python_asked_, waits_for_python = prestarted && !python_ready();
   kept_output_.clear();
   std::string stage = "compile";
   auto stage_start = Clock::now();
+  const auto written = stage_start;
   Failure failure;
   // A worker that died before reading the request still said what it reached: read to its end.
   write_line(to_worker_, request.to_json());
@@ -258,33 +321,12 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
       failure.resident_gib = gib;
       break;
     }
-    pollfd fds[2] = {{from_worker_, POLLIN, 0}, {output_, POLLIN, 0}};
-    ::poll(fds, 2, static_cast<int>(std::min(left, 0.05) * 1000) + 1);
-    char buf[65536];
-    if (fds[1].revents) {  // drain output first: a flood must never block the worker
-      const ssize_t n = ::read(output_, buf, sizeof buf);
-      if (n > 0) {
-        kept_output_.append(buf, static_cast<size_t>(n));
-        if (kept_output_.size() > 2 * kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
-      }
-    }
-    if (fds[0].revents) {
-      const ssize_t n = ::read(from_worker_, buf, sizeof buf);
-      if (n <= 0) {
-        worker_gone = true;
-        break;
-      }
-      pending_.append(buf, static_cast<size_t>(n));
-      for (size_t nl; (nl = pending_.find('\n')) != std::string::npos;) {
-        const auto msg = nlohmann::json::parse(pending_.substr(0, nl), nullptr, false);
-        pending_.erase(0, nl + 1);
-        if (msg.is_discarded()) continue;
-        if (msg.contains("stage")) {
-          stage = msg["stage"];
-          stage_start = Clock::now();
-        } else if (msg.contains("record")) {
-          record = msg["record"];
-        }
+    for (const auto& msg : read_messages(static_cast<int>(std::min(left, 0.05) * 1000) + 1, worker_gone)) {
+      if (msg.contains("stage")) {
+        stage = msg["stage"];
+        stage_start = Clock::now();
+      } else if (msg.contains("record")) {
+        record = msg["record"];
       }
     }
   }
@@ -302,7 +344,10 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   ++served_;
   record["worker_output"] = kept_output_;
   record["worker_evaluations"] = served_;
-  if (leaves_worker_damaged(record)) stop();
+  if (prestarted)
+    record["worker"]["python_prestart_wait_ms"] =
+        waits_for_python ? std::chrono::duration<double, std::milli>(python_answered_at_ - written).count() : 0.0;
+  if (leaves_worker_damaged(request, record)) stop();
   return record;
 }
 
@@ -329,14 +374,53 @@ nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budg
   return record;
 }
 
+namespace {
+
+// The next request line on stdin, read through a buffer of the worker's own: Python's start makes
+// C's stdin unbuffered (its unbuffered stdio), which drops what stdio had read ahead, and a request
+// sent while a ModelNew spare starts its Python would be lost with it. False at the end of input.
+bool next_request_line(std::string& buffer, std::string& line) {
+  size_t nl;
+  while ((nl = buffer.find('\n')) == std::string::npos) {
+    char chunk[65536];
+    const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<size_t>(n));
+  }
+  line = buffer.substr(0, nl);
+  buffer.erase(0, nl + 1);
+  return true;
+}
+
+}  // namespace
+
 int run_worker(int fd) {
   EvalContext context;
-  for (std::string line; std::getline(std::cin, line);) {
+  std::string input;
+  for (std::string line; next_request_line(input, line);) {
     if (line.empty()) continue;
+    // The requests that are not evaluations (sandbox/gpu_runner.h): a ModelNew spare's Python start,
+    // and the GPU memory given back while a ModelNew is evaluated beside this worker.
+    const auto message = nlohmann::json::parse(line, nullptr, false);
+    if (message.contains("start_python")) {
+      write_line(fd, {{"python_started", start_python_ahead(context)}});
+      continue;
+    }
+    if (message.contains("give_back_gpu_memory")) {
+      nlohmann::json answer;
+      try {
+        answer = give_back_gpu_memory(context);
+      } catch (const std::exception& e) {
+        answer = {{"error", e.what()}};
+      }
+      write_line(fd, {{"gave_back_gpu_memory", answer}});
+      continue;
+    }
     write_line(fd, {{"stage", "compile"}});
     nlohmann::json record;
     try {
-      const auto request = EvalRequest::from_json(nlohmann::json::parse(line));
+      const auto request = EvalRequest::from_json(nlohmann::json::parse(line));  // its parse error reported
       record = evaluate(request, [fd](const std::string& stage) { write_line(fd, {{"stage", stage}}); }, &context);
     } catch (const std::exception& e) {
       // Errors of the request itself (unknown problem, missing archive): reported, not a verdict.

@@ -4,6 +4,7 @@
 // evaluation ended cleanly is reused, keeping its loaded reference and eager timings.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -41,8 +42,8 @@ class Worker {
 
   // Runs `request` in the worker (starting one if needed) and returns its record; never throws for
   // anything the candidate does. After a verdict that may have left the process damaged (crash,
-  // timeout, runtime error), and after any ModelNew (whose Python state and native extension stay in
-  // the process), the worker is gone and the next call starts a fresh one. A worker killed from
+  // timeout, runtime error), and after any ModelNew request (whose Python state and native extension
+  // stay in the process), the worker is gone and the next call starts a fresh one. A worker killed from
   // outside (killed_from_outside) is not the candidate's verdict yet: the request is evaluated
   // once more on a fresh worker, and the record says so in "retried".
   nlohmann::json evaluate(const EvalRequest& request, const Budgets& budgets);
@@ -53,6 +54,20 @@ class Worker {
   // request. evaluate() starts one itself when there is none. The process is killed when the
   // thread that started it ends (it must not outlive kbench): start it on a thread that outlives it.
   void start();
+
+  // Starts the process, if none runs, and has it start kbench's Python now, before any submission is
+  // known (a ModelNew spare: sandbox/gpu_runner.h); returns without waiting. The next evaluate()
+  // takes the answer first, and its record says in worker.python_prestart_wait_ms how long it
+  // waited for it.
+  void start_python_ahead();
+
+  // Whether the process has answered that its Python started (read without waiting).
+  bool python_ready();
+
+  // Has the worker give back the GPU memory it holds (sandbox/evaluation.h: give_back_gpu_memory)
+  // for another process on its GPU. One that does not answer within `timeout_s`, or fails to, is
+  // ended, which gives it back too.
+  void give_back_gpu_memory(double timeout_s);
 
   // Whether the process runs (reaping it if it has ended on its own, e.g. a spare whose start failed).
   bool alive();
@@ -71,6 +86,10 @@ class Worker {
 
  private:
   nlohmann::json evaluate_once(const EvalRequest& request, const Budgets& budgets);
+  // What the worker wrote within `wait_ms`: its output is kept, its messages (one JSON a line)
+  // returned, a Python start's answer noted; `gone` once it closed its end.
+  std::vector<nlohmann::json> read_messages(int wait_ms, bool& gone);
+  void keep_output(const char* data, size_t size);
   void stop();
   struct Failure {
     bool timed_out = false;
@@ -85,6 +104,9 @@ class Worker {
   int to_worker_ = -1, from_worker_ = -1, output_ = -1;
   std::string pending_, kept_output_;
   int served_ = 0;
+  // start_python_ahead asked this process, and when it answered (python_answered_).
+  bool python_asked_ = false, python_answered_ = false;
+  std::chrono::steady_clock::time_point python_answered_at_;
 };
 
 // The rule for a worker's death that may not be the candidate's doing: killed by SIGKILL or SIGTERM,

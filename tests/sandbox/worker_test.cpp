@@ -126,3 +126,79 @@ TEST_CASE("a request the worker could not evaluate is a harness error that names
   CHECK(record["message"] == "harness error: RuntimeError: CUDA out of memory. Tried to allocate 7.00 GiB");
   CHECK_THAT(record["error"].get<std::string>(), contains_text("Traceback of TorchScript"));
 }
+
+// ---- a ModelNew spare: Python started before its request ------------------------------------------
+
+namespace {
+
+// A ModelNew that imports and constructs on the CPU with no extension to build (L3#46's names), and
+// L1#19's .cu, both compile-only: what a worker can evaluate without a GPU.
+sandbox::EvalRequest compile_only(const std::filesystem::path& file, int level, int problem) {
+  sandbox::EvalRequest r;
+  r.submission = file.string();
+  r.level = level;
+  r.problem = problem;
+  r.compile_only = true;
+  return r;
+}
+const auto kModelNew = [] { return compile_only(testing::test_dir() / "modelnew" / "cpu" / "uses_reference_names.py", 3, 46); };
+const auto kCu = [] { return compile_only(testing::test_dir().parent_path() / "level1" / "19_ReLU.cu", 1, 19); };
+
+template <typename Ready>
+bool wait_for(Ready ready, double seconds) {
+  for (int i = 0; i < seconds * 20 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return ready();
+}
+
+}  // namespace
+
+TEST_CASE("a worker starts Python ahead of its request, its ModelNew record says so, and it never takes a .cu",
+          "[sandbox][modelnew]") {
+  sandbox::Worker worker(testing::kbench_exe());
+  // Sent at once: the worker reads it once its Python has started, and none of it is lost then.
+  worker.start_python_ahead();
+  const auto record = worker.evaluate(kModelNew(), {});
+  INFO(record.dump().substr(0, 2000));
+  CHECK(record["verdict"] == "not_checked");
+  CHECK(record["worker"]["python_prestarted"] == true);
+  CHECK(record["worker"]["python_prestart_wait_ms"].get<double>() > 0);
+  const auto& phases = record["phases_ms"];
+  CHECK(phases["python_prestart"]["python_start_split"]["torch"].get<double>() > 0);  // torch imported then
+  CHECK(phases["python_start"].get<double>() < phases["python_prestart"]["python_start"].get<double>());
+  CHECK_FALSE(phases.contains("python_start_split"));
+
+  // The ModelNew retired that process; a fresh one whose Python started refuses a .cu.
+  worker.start_python_ahead();
+  REQUIRE(wait_for([&] { return worker.python_ready(); }, 120));
+  const auto cu = worker.evaluate(kCu(), {});
+  INFO(cu.dump().substr(0, 2000));
+  CHECK_THAT(cu.value("error", ""), contains_text("never evaluates a .cu"));
+}
+
+TEST_CASE("a runner evaluates each ModelNew in a spare whose Python started ahead, never in its worker",
+          "[sandbox][modelnew]") {
+  sandbox::GpuRunner runner(0, testing::kbench_exe());
+  CHECK(runner.evaluate(kCu(), {})["worker_evaluations"] == 1);
+  const long worker_pid = runner.status().pid;
+  CHECK(runner.status().modelnew_pid == -1);  // made by the first ModelNew
+
+  const auto cold = runner.evaluate(kModelNew(), {});
+  CHECK(cold["worker"]["python_prestarted"] == false);  // the first: a fresh process, its spare started beside it
+  CHECK(cold["phases_ms"].contains("python_start_split"));
+  REQUIRE(runner.status().modelnew_pid > 0);
+  REQUIRE(wait_for([&] { return runner.status().modelnew_python; }, 120));
+  const long spare_pid = runner.status().modelnew_pid;
+
+  const auto warm = runner.evaluate(kModelNew(), {});
+  INFO(warm.dump().substr(0, 2000));
+  CHECK(warm["worker"]["python_prestarted"] == true);
+  CHECK(warm["worker"]["python_prestart_wait_ms"] == 0.0);
+  CHECK(warm["verdict"] == cold["verdict"]);
+  CHECK(warm["message"] == cold["message"]);
+  CHECK(warm["phases_ms"]["python_start"].get<double>() < cold["phases_ms"]["python_start"].get<double>());
+  CHECK(runner.status().modelnew_pid != spare_pid);  // used once; the next one is starting
+
+  // The worker kept its process through both: never a ModelNew's, never retired by one.
+  CHECK(runner.evaluate(kCu(), {})["worker_evaluations"] == 2);
+  CHECK(runner.status().pid == worker_pid);
+}

@@ -306,6 +306,10 @@ TEST_CASE("serve: a ModelNew source is evaluated as one, by its name's extension
     CHECK(remote["verdict"] == local["verdict"]);
     CHECK_THAT(remote["message"].get<std::string>(), contains_text("SyntaxError: expected ':'"));  // the file's name differs
   }
+  // Evaluated beside the worker, in the ModelNew spare; the next spare waits in health.
+  const auto worker = health(server)["workers"][0];
+  CHECK(worker["modelnew_spare"]["pid"].get<long>() > 0);
+  CHECK(worker["modelnew_spare"]["pid"] != worker["pid"]);
   // Without either, a source is kbench's format, as the API says: this one has no kbench:host block.
   const auto as_cu = nlohmann::json::parse(post(server, body.dump())->body);
   CHECK(as_cu["submission"]["format"] == "kbench");
@@ -568,6 +572,42 @@ TEST_CASE("serve: a candidate that kills its worker gets its verdict, and the ne
   const auto h = health(server);
   CHECK(h["workers"][0]["loaded"]["problem"] == 21);
   CHECK(h["evaluations"]["served"] == 2);
+}
+
+TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold one's verdict; the worker keeps its problem",
+          "[gpu]") {
+  if (!testing::gpu_or_skip()) return;
+  TestServer server(options_for(testing::kbench_exe()));
+  const nlohmann::json options = {{"timing_trials", 20}};
+  auto evaluate = [&](const std::filesystem::path& file) {
+    auto body = nlohmann::json::parse(eval_body(file, 1, 19, options));
+    body["name"] = file.filename().string();  // a .py goes as a ModelNew
+    const auto r = post(server, body.dump());
+    REQUIRE(r->status == 200);
+    return nlohmann::json::parse(r->body);
+  };
+  const auto modelnew = testing::test_dir() / "modelnew" / "l1_19_relu.py";
+  const auto cu_before = evaluate(kRelu());
+  const auto cold = evaluate(modelnew);  // its extension built on the compile pool first, where not cached
+  for (int i = 0; i < 1200 && !health(server)["workers"][0]["modelnew_spare"].value("python_started", false); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto warm = evaluate(modelnew);
+  const auto cu_after = evaluate(kRelu());
+  INFO(warm.value("message", "") << " / " << cold.value("message", ""));
+  CHECK(cold["verdict"] == "correct");
+  CHECK(cold["worker"]["python_prestarted"] == false);
+  CHECK(warm["worker"]["python_prestarted"] == true);
+  CHECK(warm["worker"]["python_prestart_wait_ms"] == 0.0);
+  CHECK(warm["verdict"] == cold["verdict"]);
+  for (const auto* rule : {"kbench", "kernelbench"})
+    CHECK(warm["verdicts"][rule]["verdict"] == cold["verdicts"][rule]["verdict"]);
+  CHECK(warm["process_state"].value("changed", "") == "");
+  CHECK(cu_after["verdict"] == "correct");
+  CHECK(cu_after["worker_evaluations"] == cu_before["worker_evaluations"].get<int>() + 1);  // never retired by a ModelNew
+  std::printf("kbench-note: ModelNew total %.0f ms cold, %.0f ms warm (python_start %.0f ms, then %.0f ms); .cu %.0f ms\n",
+              cold["phases_ms"]["total"].get<double>(), warm["phases_ms"]["total"].get<double>(),
+              cold["phases_ms"]["python_start"].get<double>(), warm["phases_ms"]["python_start"].get<double>(),
+              cu_after["phases_ms"]["total"].get<double>());
 }
 
 TEST_CASE("serve: concurrent clients each get their own verdict", "[gpu]") {
