@@ -63,4 +63,9 @@ Submission read_submission(const std::filesystem::path& path) {
 
 std::string content_hash(const std::string& bytes) { return c10::sha1(bytes).str(); }
 
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 }  // namespace kbench::compile

@@ -27,4 +27,7 @@ Submission read_submission(const std::filesystem::path& path);  // throws std::r
 // SHA-1 hex digest (c10::sha1): keys the compile cache and deduplicates batch inputs.
 std::string content_hash(const std::string& bytes);
 
+// A file's bytes; nothing when it cannot be read (callers that must tell the two apart check first).
+std::string file_bytes(const std::filesystem::path& path);
+
 }  // namespace kbench::compile

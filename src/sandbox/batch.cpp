@@ -105,9 +105,7 @@ struct Job {
 // directory of Python files (a checkout, with its reference problems) holds many that are not
 // submissions at all.
 bool looks_like_modelnew(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("class ModelNew") != std::string::npos;
+  return compile::file_bytes(path).find("class ModelNew") != std::string::npos;
 }
 
 
@@ -174,9 +172,7 @@ BatchSummary run_batch(const BatchOptions& options) {
   std::map<std::string, std::string> first_of;  // "L/P/hash" -> relative path evaluated
   std::vector<std::pair<DiscoveredSubmission, std::string>> duplicates;
   for (const auto& s : found.submissions) {
-    std::ifstream in(s.path, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto hash = compile::content_hash(text);
+    const auto hash = compile::content_hash(compile::file_bytes(s.path));
     if (!in_shard(hash, o.shard_index, o.shard_count)) continue;
     ++summary.in_shard;
     const auto key = std::to_string(s.level) + "/" + std::to_string(s.problem) + "/" + hash;

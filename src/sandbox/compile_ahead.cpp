@@ -3,14 +3,17 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "compile/child_process.h"
 #include "compile/compile_cache.h"
+#include "compile/extension_build.h"
 #include "compile/modelnew.h"
 #include "compile/submission.h"
 #include "problems/catalog.h"
+#include "problems/reference.h"
 
 extern char** environ;
 
@@ -47,6 +50,50 @@ nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const Prepar
   return {{"error", child.timed_out ? "the build pass ran out of time (--build-budget)"
                                     : "the build pass ended without a report (wait status " +
                                           std::to_string(child.status) + ")"}};
+}
+
+// What a ModelNew file's build pass asked for, kept under <cache>/prebuild/<key>.json: the same file
+// with the same problem, architecture, route and toolchain asks for the same extensions, so while
+// they are all in the extension cache no build process (Python, `import torch`, the file imported:
+// about 2 s) starts again. A file whose extensions depend on something else (the time, a random
+// draw) finds its worker building them: a stale memo costs the worker's time, never a verdict.
+std::filesystem::path prebuild_memo(const std::filesystem::path& file, const PrepareOptions& prepare) {
+  const nlohmann::json material = {{"file", compile::file_bytes(file)},
+                                   {"problem", compile::file_bytes(prepare.problem_source)},
+                                   {"arch", prepare.compile.arch},
+                                   {"route", compile::route_name(compile::requested_build_route())},
+                                   {"kbench", KBENCH_VERSION},
+                                   {"libtorch", problems::libtorch_version()}};
+  return problems::cache_dir() / "prebuild" / (compile::content_hash(material.dump()) + ".json");
+}
+
+// The memo's builds, each found in the extension cache again; nothing when one is missing.
+std::optional<nlohmann::json> builds_from_memo(const std::filesystem::path& memo) {
+  std::ifstream in(memo);
+  const auto keys = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!keys.is_array()) return std::nullopt;
+  const compile::ExtensionCache cache(problems::cache_dir() / "extensions");
+  auto builds = nlohmann::json::array();
+  for (const auto& entry : keys) {
+    auto hit = entry.is_object() ? cache.lookup(entry.value("key", "")) : std::nullopt;
+    if (!hit) return std::nullopt;
+    hit->name = entry.value("name", "");
+    builds.push_back(hit->to_json());
+  }
+  return builds;
+}
+
+void remember_prebuild(const std::filesystem::path& memo, const nlohmann::json& builds) {
+  auto keys = nlohmann::json::array();
+  for (const auto& b : builds) {
+    if (!b.is_object() || !b.contains("key")) return;  // an error report: nothing to remember
+    keys.push_back({{"name", b.value("name", "")}, {"key", b["key"]}});
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(memo.parent_path(), ec);
+  const auto scratch = memo.string() + "." + std::to_string(::getpid()) + ".tmp";
+  std::ofstream(scratch) << keys.dump() << "\n";
+  std::filesystem::rename(scratch, memo, ec);  // atomic: a reader sees the whole memo or none
 }
 
 }  // namespace
@@ -94,7 +141,15 @@ void CompileAhead::run() {
     nlohmann::json builds;
     try {
       if (compile::is_modelnew_file(task.submission)) {
-        if (!task.options.problem_source.empty()) builds = prebuild_modelnew(task.submission, task.options);
+        if (!task.options.problem_source.empty()) {
+          const auto memo = prebuild_memo(task.submission, task.options);
+          if (auto remembered = builds_from_memo(memo)) {
+            builds = std::move(*remembered);
+          } else {
+            builds = prebuild_modelnew(task.submission, task.options);
+            remember_prebuild(memo, builds);
+          }
+        }
       } else {
         const auto split = compile::read_submission(task.submission);
         compile::compile_device_source(split.device_source, task.submission.filename().string(), task.options.compile,

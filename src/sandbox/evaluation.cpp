@@ -386,12 +386,8 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   const auto& req = run.req;
   auto& record = run.record;
   record["submission"]["format"] = "modelnew";
-  {
-    std::ifstream in(req.submission, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read submission " + req.submission);
-    record["submission"]["hash"] =
-        compile::content_hash(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
-  }
+  if (!std::ifstream(req.submission)) throw std::runtime_error("cannot read submission " + req.submission);
+  record["submission"]["hash"] = compile::content_hash(compile::file_bytes(req.submission));
   gpu_startup.join(run);
   run.stage("compile");
   compile::ModelNewOptions options;

@@ -7,6 +7,7 @@
 #include "fixtures.h"
 #include "compile/modelnew.h"
 #include "problems/catalog.h"
+#include "sandbox/compile_ahead.h"
 
 #include "catch.h"
 
@@ -191,4 +192,44 @@ TEST_CASE("what a ModelNew may not do, and what kbench does not run, is decided 
   }
   CHECK(checked >= 9);
   CHECK_FALSE(std::filesystem::exists("/tmp/kbench-modelnew-was-here"));
+}
+
+TEST_CASE("a ModelNew file whose extensions are all in the cache starts no build pass again", "[modelnew]") {
+  // The build pass (batch's, serve's) remembers which extensions a file asked for. Its second
+  // submission names an executable that does not exist: only a pass that starts no process can
+  // report the builds; once an extension is gone from the cache, the pass must run, and fails here.
+  const auto cache = fresh_cache("prebuild-memo");
+  const char* kept = std::getenv("KBENCH_CACHE");
+  const std::string kept_cache = kept ? kept : "";
+  ::setenv("KBENCH_CACHE", cache.c_str(), 1);
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  sandbox::PrepareOptions prepare;
+  prepare.problem_source = catalog.source_path(catalog.get(1, 19));
+  prepare.worker_exe = testing::kbench_exe();
+  auto submit = [&](const sandbox::PrepareOptions& p) {
+    sandbox::CompileAhead ahead(1);
+    return ahead.submit(fixture("cpu/relu_cpp.py"), p).get();
+  };
+  const auto first = submit(prepare);
+  INFO(first.dump());
+  REQUIRE(first.is_array());
+  REQUIRE(first.size() == 1);
+  CHECK(first[0]["ok"] == true);
+
+  auto no_process = prepare;
+  no_process.worker_exe = (cache / "no-such-kbench").string();
+  const auto again = submit(no_process);
+  INFO(again.dump());
+  REQUIRE(again.is_array());
+  REQUIRE(again.size() == 1);
+  CHECK(again[0]["from_cache"] == true);
+  CHECK(again[0]["key"] == first[0]["key"]);
+  CHECK(again[0]["name"] == "relu_cpu");
+
+  testing::remove_tree(cache / "extensions" / first[0]["key"].get<std::string>());
+  const auto gone = submit(no_process);
+  INFO(gone.dump());
+  CHECK_FALSE(gone.is_array());  // the pass had to start a process, and could not
+  if (kept) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
+  else ::unsetenv("KBENCH_CACHE");
 }
