@@ -1,7 +1,8 @@
 # Level 1 problem 19 (ReLU): an honest ReLU kernel that, on its first call, sets aside L2 cache for
 # persisting lines and marks its input's memory persisting on the current stream (an access-policy
 # window): lines marked so survive the L2 flush between timed calls, and the setting stays for the
-# reference and the baselines. Expected: state_changed.
+# reference and the baselines. Expected: state_changed, for the window at least (it asks for at most
+# the GPU's largest set-aside: the H100 refused 32 MB, and may already set aside that much).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -20,7 +21,10 @@ __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, 
 torch::Tensor relu_cuda(torch::Tensor x) {
     static bool persisting = false;
     if (!persisting) {
-        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, size_t(32) << 20);
+        int device = 0, most = 0;
+        cudaGetDevice(&device);
+        cudaDeviceGetAttribute(&most, cudaDevAttrMaxPersistingL2CacheSize, device);
+        cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, std::min<size_t>(most, size_t(32) << 20));
         cudaStreamAttrValue window = {};
         window.accessPolicyWindow.base_ptr = x.data_ptr();
         window.accessPolicyWindow.num_bytes = std::min<size_t>(x.numel() * sizeof(float), size_t(32) << 20);
