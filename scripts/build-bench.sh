@@ -10,7 +10,9 @@
 #     binding file found its precompiled header ready (the steady state), with what making the
 #     headers cost; the share of files the fast route built alone; files whose build result differs
 #     between the routes. BENCH_THREADS files build at once (default 8), each with MAX_JOBS=2 (its
-#     C++ and CUDA files side by side, by either route).
+#     C++ and CUDA files side by side, by either route). BENCH_ROUTES (default "pytorch fast") names
+#     the routes to run: PyTorch's took 571 s on the H100 machine, so a session short of device
+#     time can run the fast route alone (the comparisons between routes are then left out).
 #  2. Where the time goes in one build (L1#19's ReLU): the fast route's own commands run again (its
 #     build-commands.sh): the binding file with and without the precompiled header, nvcc's phases
 #     (nvcc --time); planning and link from the build's record.
@@ -45,7 +47,8 @@ for sample, (path, level, problem) in enumerate(named):
 EOF
 echo "== 1. cold builds of $(ls "$FILES" | wc -l) files, $THREADS at a time ($(nproc) cores)"
 rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch"  # the route is in the key: both stay
-for route in pytorch fast; do
+rm -f "$LOGS"/builds-*.json
+for route in ${BENCH_ROUTES:-pytorch fast}; do
   start=$(date +%s.%N)
   KBENCH_EXTENSION_BUILD=$route MAX_JOBS=2 $KB --json batch "$FILES" --build-only --compile-threads "$THREADS" \
     >"$LOGS/builds-$route.json" 2>"$LOGS/builds-$route.err"
@@ -54,9 +57,12 @@ done
 python3 - "$LOGS/builds-pytorch.json" "$LOGS/builds-fast.json" "$KBENCH_CACHE/extensions" <<'EOF'
 import glob, json, os, statistics, subprocess, sys, tempfile
 
+def builds(path):  # a route not run (BENCH_ROUTES) has none
+    return json.load(open(path))["builds"] if os.path.exists(path) else []
+
 def per_file(path):
     files = {}
-    for entry in json.load(open(path))["builds"]:
+    for entry in builds(path):
         extensions = entry["extensions"]
         if isinstance(extensions, dict):  # the build pass itself failed
             files[entry["file"]] = {"error": extensions.get("error", "?")}
@@ -84,6 +90,9 @@ before, after = per_file(sys.argv[1]), per_file(sys.argv[2])
 # A file is a CUDA one when the fast route ran nvcc for it (PyTorch's route records no steps).
 cuda = {n for n, f in after.items() if f.get("cuda")}
 for name, files in (("PyTorch's route", before), ("kbench's fast route", after)):
+    if not files:
+        print(f"{name}: not run")
+        continue
     ok = {n: f for n, f in files.items() if f.get("ok")}
     print(f"{name}: {len(ok)} of {len(files)} files built")
     line("all that built", list(ok.values()))
@@ -123,7 +132,7 @@ def entry(record):
 
 same_device, same_binding, compared_device, compared_binding = 0, 0, 0, 0
 seen = set()
-for pair in zip(*(json.load(open(path))["builds"] for path in sys.argv[1:3])):
+for pair in zip(*(builds(path) for path in sys.argv[1:3])):
     if any(isinstance(p["extensions"], dict) for p in pair):
         continue
     for slow, fast in zip(pair[0]["extensions"], pair[1]["extensions"]):
@@ -142,7 +151,8 @@ for pair in zip(*(json.load(open(path))["builds"] for path in sys.argv[1:3])):
 print(f"same device code (.nv_fatbin) by both routes: {same_device} of {compared_device} CUDA extensions; "
       f"same machine code in the binding objects: {same_binding} of {compared_binding}")
 differ = sorted(n for n in before.keys() & after.keys() if before[n].get("ok") != after[n].get("ok"))
-print(f"files whose build result differs between the routes: {len(differ)}")
+if before and after:
+    print(f"files whose build result differs between the routes: {len(differ)}")
 for n in differ:
     print(f"  {n}: PyTorch's route {'built' if before[n].get('ok') else 'failed'}, "
           f"the fast route {'built' if after[n].get('ok') else 'failed'}")
