@@ -48,9 +48,15 @@ inline std::string run_kbench(const std::string& args) {
 }
 
 // A shell script standing in for `kbench __worker` (requests on stdin, stages and records on fd 3).
+// `next_request` reads a request into $line and its reply token into $token; `reply JSON` writes a
+// line on fd 3 with the token added, as the real worker does (sandbox/worker.h).
 inline std::string fake_worker(const std::string& name, const std::string& body) {
   const auto path = std::filesystem::temp_directory_path() / ("kbench-fake-" + name + ".sh");
-  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  std::ofstream(path) << "#!/bin/sh\n"
+                      << "next_request() { IFS= read -r line || return 1; "
+                         "token=$(printf '%s' \"$line\" | sed -n 's/.*\"reply_token\":\"\\([0-9a-f]*\\)\".*/\\1/p'); }\n"
+                      << "reply() { printf '%s\\n' \"$1\" | sed \"s/}\\$/,\\\"token\\\":\\\"$token\\\"}/\" >&3; }\n"
+                      << body << "\n";
   using std::filesystem::perms;
   std::filesystem::permissions(path, perms::owner_all | perms::group_read | perms::group_exec | perms::others_read |
                                          perms::others_exec);

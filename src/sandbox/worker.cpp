@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <poll.h>
+#include <random>
 #include <sstream>
 #include <time.h>
 #include <sys/prctl.h>
@@ -34,6 +35,14 @@ bool write_line(int fd, const nlohmann::json& j) {
     done += static_cast<size_t>(n);
   }
   return true;
+}
+
+// 128 random bits, fresh for each request (Worker::evaluate_once).
+std::string reply_token() {
+  std::random_device device;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", device(), device(), device(), device());
+  return text;
 }
 
 double budget_for(const std::string& stage, const Budgets& b) {
@@ -198,9 +207,10 @@ std::vector<nlohmann::json> Worker::read_messages(int wait_ms, bool& gone) {
   }
   pending_.append(buf, static_cast<size_t>(n));
   for (size_t nl; (nl = pending_.find('\n')) != std::string::npos;) {
-    auto msg = nlohmann::json::parse(pending_.substr(0, nl), nullptr, false);
+    const auto line = pending_.substr(0, nl);
     pending_.erase(0, nl + 1);
-    if (msg.is_discarded()) continue;
+    auto msg = nlohmann::json::parse(line, nullptr, false);
+    if (msg.is_discarded()) msg = {{"unreadable", line}};
     if (msg.contains("python_started")) python_answered_ = true, python_answered_at_ = Clock::now();
     messages.push_back(std::move(msg));
   }
@@ -258,7 +268,11 @@ nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const F
                                      const Budgets& budgets) {
   std::string message;
   check::Verdict verdict = check::Verdict::crash;
-  if (failure.resident_gib > 0) {
+  if (!failure.foreign_line.empty()) {
+    verdict = check::Verdict::host_error;
+    message = "[kbench:refused] a line on kbench's result channel that kbench's worker did not write (the "
+              "submission wrote to the pipe its verdict goes through), in stage '" + stage + "': " + failure.foreign_line;
+  } else if (failure.resident_gib > 0) {
     verdict = check::Verdict::runtime_error;
     char used[32];
     std::snprintf(used, sizeof used, "%.1f", failure.resident_gib);
@@ -306,11 +320,17 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   auto stage_start = Clock::now();
   const auto written = stage_start;
   Failure failure;
+  // Every line the worker writes for this request carries the request's token. Submission code can
+  // write to the worker's result pipe (a ModelNew's `os.write` has no audit event), but it cannot
+  // read the token, which only kbench's C++ holds: a line without it is the submission's.
+  const auto token = reply_token();
+  auto sent = request.to_json();
+  sent["reply_token"] = token;
   // A worker that died before reading the request still said what it reached: read to its end.
-  write_line(to_worker_, request.to_json());
+  write_line(to_worker_, sent);
   bool worker_gone = false;
   nlohmann::json record;
-  while (!worker_gone && record.is_null()) {
+  while (!worker_gone && record.is_null() && failure.foreign_line.empty()) {
     const double left = budget_for(stage, budgets) - std::chrono::duration<double>(Clock::now() - stage_start).count();
     if (left <= 0) {
       failure.timed_out = true;
@@ -322,6 +342,13 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
       break;
     }
     for (const auto& msg : read_messages(static_cast<int>(std::min(left, 0.05) * 1000) + 1, worker_gone)) {
+      if (!msg.is_object() || msg.value("token", "") != token) {
+        // A spare's Python start may answer after the request was sent, before any submission code ran.
+        if (msg.is_object() && msg.contains("python_started") && !msg.contains("token")) continue;
+        failure.foreign_line = (msg.is_object() && msg.contains("unreadable") ? msg["unreadable"].get<std::string>()
+                                                                               : msg.dump()).substr(0, 300);
+        break;
+      }
       if (msg.contains("stage")) {
         stage = msg["stage"];
         stage_start = Clock::now();
@@ -333,7 +360,7 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   if (kept_output_.size() > kKeptOutput) kept_output_.erase(0, kept_output_.size() - kKeptOutput);
 
   if (record.is_null()) {
-    if (failure.timed_out || failure.resident_gib > 0) ::kill(-pid_, SIGKILL);
+    if (failure.timed_out || failure.resident_gib > 0 || !failure.foreign_line.empty()) ::kill(-pid_, SIGKILL);
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
@@ -417,18 +444,21 @@ int run_worker(int fd) {
       write_line(fd, {{"gave_back_gpu_memory", answer}});
       continue;
     }
-    write_line(fd, {{"stage", "compile"}});
+    const std::string token = message.is_object() ? message.value("reply_token", "") : "";
+    write_line(fd, {{"stage", "compile"}, {"token", token}});
     nlohmann::json record;
     try {
       const auto request = EvalRequest::from_json(nlohmann::json::parse(line));  // its parse error reported
-      record = evaluate(request, [fd](const std::string& stage) { write_line(fd, {{"stage", stage}}); }, &context);
+      record = evaluate(
+          request, [fd, token](const std::string& stage) { write_line(fd, {{"stage", stage}, {"token", token}}); },
+          &context);
     } catch (const std::exception& e) {
       // Errors of the request itself (unknown problem, missing archive): reported, not a verdict.
       record = {{"error", e.what()}};
     }
     std::cout.flush();
     std::cerr.flush();
-    write_line(fd, {{"record", record}});
+    write_line(fd, {{"record", record}, {"token", token}});
   }
   // Skip static destructors: after a sticky CUDA error, CUDA teardown can hang or abort.
   _exit(0);

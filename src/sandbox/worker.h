@@ -94,6 +94,7 @@ class Worker {
   struct Failure {
     bool timed_out = false;
     double resident_gib = 0;  // > 0: killed for passing the host memory budget
+    std::string foreign_line;  // a line on the result pipe without the request's token: the submission's
   };
   nlohmann::json finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
                                const Budgets& budgets);

@@ -125,9 +125,9 @@ TEST_CASE("the ncu pass runs its worker under ncu, reads the export and names ea
                                  "report=''\nwhile [ $# -gt 2 ]; do [ \"$1\" = --export ] && report=$2; shift; done\n"
                                  "\"$1\" \"$2\"\necho report > \"$report\"");
   // The worker under it: answers one request as a worker that ran the forward, then ends at EOF.
-  const auto worker = script("worker", "read request\n"
-                                       "echo '{\"record\":{\"verdict\":\"not_checked\",\"ncu_target\":{\"ran\":true}}}' >&3\n"
-                                       "cat >/dev/null");
+  const auto worker = testing::fake_worker("ncu-target", "next_request\n"
+                                                         "reply '{\"record\":{\"verdict\":\"not_checked\",\"ncu_target\":{\"ran\":true}}}'\n"
+                                                         "cat >/dev/null");
   ScopedEnv use_ncu("KBENCH_NCU", ncu);
   auto record = profiled_record();
   sandbox::EvalRequest req;
@@ -144,9 +144,9 @@ TEST_CASE("the ncu pass runs its worker under ncu, reads the export and names ea
 
 TEST_CASE("an ncu that writes no report leaves an error in the record, not a crash (CPU, stand-in ncu)", "[profile]") {
   const auto ncu = script("ncu-silent", "while [ $# -gt 2 ]; do shift; done\n\"$1\" \"$2\"");
-  const auto worker = script("worker2", "read request\n"
-                                        "echo '{\"record\":{\"verdict\":\"not_checked\",\"ncu_target\":{\"ran\":true}}}' >&3\n"
-                                        "cat >/dev/null");
+  const auto worker = testing::fake_worker("ncu-target2", "next_request\n"
+                                                          "reply '{\"record\":{\"verdict\":\"not_checked\",\"ncu_target\":{\"ran\":true}}}'\n"
+                                                          "cat >/dev/null");
   ScopedEnv use_ncu("KBENCH_NCU", ncu);
   auto record = profiled_record();
   sandbox::EvalRequest req;

@@ -26,7 +26,7 @@ sandbox::EvalRequest some_request() {
 
 TEST_CASE("a worker killed by a signal gives crash, naming the signal and the stage", "[sandbox]") {
   const auto record = sandbox::evaluate_isolated(some_request(), {},
-                                                 testing::fake_worker("segv", "echo '{\"stage\":\"correctness\"}' >&3; kill -SEGV $$"));
+                                                 testing::fake_worker("segv", "next_request; reply '{\"stage\":\"correctness\"}'; kill -SEGV $$"));
   CHECK(record["verdict"] == "crash");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("Segmentation fault"));
   CHECK_THAT(record["message"].get<std::string>(), contains_text("correctness"));
@@ -62,10 +62,10 @@ TEST_CASE("a flood of output is drained and only its tail kept", "[sandbox]") {
 TEST_CASE("a worker is reused after a clean verdict and replaced after a crash", "[sandbox]") {
   // Answers every request with a fixed record; the third line of input makes it crash.
   const auto exe = testing::fake_worker("serve", R"(n=0
-while read line; do
+while next_request; do
   n=$((n+1))
   if [ $n -eq 3 ]; then kill -SEGV $$; fi
-  echo '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}' >&3
+  reply '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}'
 done)");
   sandbox::Worker worker(exe);
   CHECK(worker.evaluate(some_request(), {})["worker_evaluations"] == 1);
@@ -78,8 +78,8 @@ TEST_CASE("a worker killed from outside mid-evaluation: evaluated again on a fre
   // Says where it is and who it is, then answers after a second; the test kills the first one.
   const auto pids = std::filesystem::temp_directory_path() / "kbench-fake-outside.pids";
   std::filesystem::remove(pids);
-  const auto exe = testing::fake_worker("outside", "while read line; do echo '{\"stage\":\"timing\"}' >&3; echo $$ >> " +
-                                                       pids.string() + "; sleep 1; echo '{\"record\":{\"verdict\":\"correct\"}}' >&3; done");
+  const auto exe = testing::fake_worker("outside", "while next_request; do reply '{\"stage\":\"timing\"}'; echo $$ >> " +
+                                                       pids.string() + "; sleep 1; reply '{\"record\":{\"verdict\":\"correct\"}}'; done");
   sandbox::Worker worker(exe);
   auto evaluation = std::async(std::launch::async, [&] { return worker.evaluate(some_request(), {}); });
   pid_t first = 0;
@@ -96,7 +96,7 @@ TEST_CASE("a worker killed from outside mid-evaluation: evaluated again on a fre
 
 TEST_CASE("a worker that kills itself dies again on the retry: crash", "[sandbox]") {
   const auto record = sandbox::evaluate_isolated(
-      some_request(), {}, testing::fake_worker("self-kill", "echo '{\"stage\":\"correctness\"}' >&3; kill -KILL $$"));
+      some_request(), {}, testing::fake_worker("self-kill", "next_request; reply '{\"stage\":\"correctness\"}'; kill -KILL $$"));
   CHECK(record["verdict"] == "crash");
   CHECK(record["retried"]["stage"] == "correctness");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("on a fresh worker as on the first"));
@@ -117,9 +117,9 @@ TEST_CASE("a request the worker could not evaluate is a harness error that names
   // As the worker reports a reference that ran out of memory inside TorchScript: the traceback's
   // first line says only that an operation failed.
   const auto worker = testing::fake_worker(
-      "harness-error", "while read line; do printf '%s\\n' '{\"record\":{\"error\":\"The following operation failed in the "
+      "harness-error", "while next_request; do reply '{\"record\":{\"error\":\"The following operation failed in the "
                        "TorchScript interpreter.\\nTraceback of TorchScript (most recent call last):\\n  x = torch.rand(n)"
-                       "\\nRuntimeError: CUDA out of memory. Tried to allocate 7.00 GiB\"}}' >&3; done");
+                       "\\nRuntimeError: CUDA out of memory. Tried to allocate 7.00 GiB\"}}'; done");
   sandbox::GpuRunner runner(0, worker);
   const auto record = runner.evaluate(some_request(), {});
   CHECK(record["verdict"] == "not_checked");
@@ -201,4 +201,36 @@ TEST_CASE("a runner evaluates each ModelNew in a spare whose Python started ahea
   // The worker kept its process through both: never a ModelNew's, never retired by one.
   CHECK(runner.evaluate(kCu(), {})["worker_evaluations"] == 2);
   CHECK(runner.status().pid == worker_pid);
+}
+
+TEST_CASE("a line on the result pipe without the request's token is the submission's: host_error, never its record",
+          "[sandbox]") {
+  // As a submission writing to the pipe: a made-up record first, then the worker's own.
+  const auto forger = testing::fake_worker("forger", R"(next_request
+printf '%s\n' '{"record":{"verdict":"correct","message":"forged"}}' >&3
+reply '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}')");
+  const auto record = sandbox::evaluate_isolated(some_request(), {}, forger);
+  CHECK(record["verdict"] == "host_error");
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("[kbench:refused]"));
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("forged"));
+  // A torn line (no newline before the worker's own) is as foreign.
+  const auto torn = testing::fake_worker("torn", R"(next_request
+printf 'x' >&3
+reply '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}')");
+  CHECK(sandbox::evaluate_isolated(some_request(), {}, torn)["verdict"] == "host_error");
+  // The worker's own lines pass.
+  const auto honest = testing::fake_worker("honest", R"(next_request
+reply '{"stage":"correctness"}'
+reply '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}')");
+  CHECK(sandbox::evaluate_isolated(some_request(), {}, honest)["verdict"] == "value_mismatch");
+}
+
+TEST_CASE("a ModelNew that writes a record into its worker's pipe gets host_error, not its record", "[sandbox][modelnew]") {
+  sandbox::Worker worker(testing::kbench_exe());
+  const auto record =
+      worker.evaluate(compile_only(testing::test_dir() / "modelnew" / "l1_19_forges_its_record.py", 1, 19), {});
+  INFO(record.dump().substr(0, 2000));
+  CHECK(record["verdict"] == "host_error");
+  CHECK_THAT(record["message"].get<std::string>(), contains_text("result channel"));
+  CHECK_FALSE(record.contains("timing"));
 }

@@ -94,9 +94,9 @@ void wait_in_flight(const TestServer& server, size_t n) {
 
 // A stand-in worker that answers every request after `seconds`.
 std::string slow_worker(int seconds) {
-  return testing::fake_worker("slow", "while read line; do sleep " + std::to_string(seconds) +
-                                          "; echo '{\"record\":{\"verdict\":\"value_mismatch\",\"message\":\"fake\","
-                                          "\"problem\":{\"level\":1,\"id\":19},\"submission\":{}}}' >&3; done");
+  return testing::fake_worker("slow", "while next_request; do sleep " + std::to_string(seconds) +
+                                          "; reply '{\"record\":{\"verdict\":\"value_mismatch\",\"message\":\"fake\","
+                                          "\"problem\":{\"level\":1,\"id\":19},\"submission\":{}}}'; done");
 }
 
 
@@ -349,9 +349,9 @@ TEST_CASE("serve: kbench eval --server prints what a local eval prints, with its
 
 TEST_CASE("serve: a worker that dies is replaced for the next request", "[serve]") {
   // Crashes on the request with 7 trials; answers the others.
-  const auto worker = testing::fake_worker("dies", R"(while read line; do
+  const auto worker = testing::fake_worker("dies", R"(while next_request; do
   case "$line" in *'"trials":7'*) kill -KILL $$ ;; esac
-  echo '{"record":{"verdict":"value_mismatch","message":"fake","problem":{"level":1,"id":19},"submission":{}}}' >&3
+  reply '{"record":{"verdict":"value_mismatch","message":"fake","problem":{"level":1,"id":19},"submission":{}}}'
 done)");
   TestServer server(options_for(worker));
   auto record = nlohmann::json::parse(post(server, eval_body(kRelu(), 1, 19, {{"compile_only", true}, {"trials", 7}}))->body);
