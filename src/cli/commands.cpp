@@ -16,6 +16,7 @@
 #include "compile/extension_build.h"
 #include "compile/modelnew.h"
 #include "compile/nvrtc_compiler.h"
+#include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "log/log.h"
 #include "log/number_text.h"
@@ -79,11 +80,8 @@ void print_extension_builds(const nlohmann::json& files) {
 }
 
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (!std::ifstream(path)) throw std::runtime_error("cannot read " + path.string());
+  return compile::file_bytes(path);
 }
 
 // A file of facts measured per problem on a GPU (problems/degenerate.json, footprint.json), written

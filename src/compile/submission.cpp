@@ -54,11 +54,8 @@ Submission split_submission(const std::string& text, const std::string& path) {
 }
 
 Submission read_submission(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read submission " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return split_submission(text.str(), path.string());
+  if (!std::ifstream(path)) throw std::runtime_error("cannot read submission " + path.string());
+  return split_submission(file_bytes(path), path.string());
 }
 
 std::string content_hash(const std::string& bytes) { return c10::sha1(bytes).str(); }
