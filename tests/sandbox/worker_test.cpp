@@ -233,4 +233,5 @@ TEST_CASE("a ModelNew that writes a record into its worker's pipe gets host_erro
   CHECK(record["verdict"] == "host_error");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("result channel"));
   CHECK_FALSE(record.contains("timing"));
+  CHECK(record["submission"]["format"] == "modelnew");  // kbench's record for a killed worker still says what it ran
 }
