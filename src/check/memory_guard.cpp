@@ -184,10 +184,7 @@ bool hold_free_memory(int64_t keep_free_bytes) {
   g_held = true;
   auto plan = plan_hold_now(keep_free_bytes);
   if (plan.release) {
-    // cuBLAS keeps its workspace, made by the first matmul after the last hold, in the held
-    // segment; the allocator returns only segments with nothing alive in them.
-    at::cuda::clearCublasWorkspaces();
-    allocator::emptyCache();
+    give_back_free_memory();  // the allocator returns only segments with nothing alive in them
     plan = plan_hold_now(keep_free_bytes);
     if (plan.release) return false;
   }
@@ -198,7 +195,8 @@ bool hold_free_memory(int64_t keep_free_bytes) {
 
 void give_back_free_memory() {
   if (!g_held) return;
-  at::cuda::clearCublasWorkspaces();  // made in the held segment by the first matmul after a hold
+  // cuBLAS keeps its workspace, made by the first matmul after a hold, in the held segment.
+  at::cuda::clearCublasWorkspaces();
   allocator::emptyCache();
 }
 
