@@ -16,8 +16,8 @@
 #  2. Where the time goes in one build (L1#19's ReLU): the fast route's own commands run again (its
 #     build-commands.sh): the binding file with and without the precompiled header, nvcc's phases
 #     (nvcc --time); planning and link from the build's record.
-#  3. 50 distinct ModelNew files (the L1#19 ReLU, each source its own) through --build-only by the
-#     fast route, headers ready, on all cores: wall and CPU seconds.
+#  3. 50 distinct ModelNew files (the L1#19 ReLU, each source its own) through --build-only by each
+#     route of BENCH_ROUTES (the fast route's headers ready), on all cores: wall and CPU seconds.
 #  BENCH_SECTIONS (default "1 2 3") names the sections to run; 2 and 3 make the precompiled header
 #  they need if section 1 did not.
 #   scripts/build-bench.sh [build-dir (build-gpu)] [log-dir]
@@ -213,19 +213,23 @@ EOF
 fi
 
 if wanted 3; then
-echo "== 3. 50 distinct ModelNew files, kbench batch --build-only (fast route, headers ready)"
 RUN=$LOGS/fifty
-rm -rf "$RUN" "$KBENCH_CACHE/extensions" && mkdir -p "$RUN"
+rm -rf "$RUN" && mkdir -p "$RUN"
 for i in $(seq 0 49); do
   sed "s|#include <cuda_runtime.h>|#include <cuda_runtime.h>\n// variant $i|" tests/modelnew/l1_19_relu.py \
     >"$RUN/level_1_problem_19_sample_${i}_kernel.py"
 done
 TIMEFORMAT="%R %U %S"
-{ time $KB batch "$RUN" --build-only >"$LOGS/fifty.txt" 2>&1; } 2>"$LOGS/fifty.time"
-cat "$LOGS/fifty.txt"
-read -r wall user sys <"$LOGS/fifty.time"
-python3 -c "
+for route in ${BENCH_ROUTES:-pytorch fast}; do
+  echo "== 3. 50 distinct ModelNew files, kbench batch --build-only, $route route (the fast route's headers ready)"
+  rm -rf "$KBENCH_CACHE/extensions"
+  { time KBENCH_EXTENSION_BUILD=$route $KB batch "$RUN" --build-only >"$LOGS/fifty-$route.txt" 2>&1; } \
+    2>"$LOGS/fifty-$route.time"
+  cat "$LOGS/fifty-$route.txt"
+  read -r wall user sys <"$LOGS/fifty-$route.time"
+  python3 -c "
 wall, cpu = $wall, $user + $sys
 print(f'50 files: wall {wall:.1f} s, CPU {cpu:.0f} s ({cpu / 50:.1f} CPU s a file), {cpu / wall:.1f} cores busy on average of $(nproc)')"
+done
 fi
 echo "logs: $LOGS"
