@@ -98,9 +98,7 @@ class MeasuredFile {
   void record(const problems::Problem& p, const nlohmann::json& entry) {
     if (!write_) return;
     doc_["problems"][p.key()] = entry;
-    const auto tmp = file_.string() + ".tmp";
-    std::ofstream(tmp) << doc_.dump(1) << "\n";
-    std::filesystem::rename(tmp, file_);
+    compile::write_file_atomically(file_, doc_.dump(1) + "\n");
     ++recorded_;
   }
   std::string written() const {

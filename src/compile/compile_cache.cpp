@@ -2,7 +2,6 @@
 
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -44,12 +43,7 @@ void CompileCache::store(const std::string& key, const CompiledDevice& r) const 
                         {"options", r.options}, {"compile_ms", r.compile_ms},
                         {"cubin", nlohmann::json::binary(std::vector<uint8_t>(r.cubin.begin(), r.cubin.end()))}};
   const auto bytes = nlohmann::json::to_cbor(doc);
-  const auto tmp = dir_ / (key + ".tmp." + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  }
-  std::filesystem::rename(tmp, dir_ / (key + ".cbor"));
+  write_file_atomically(dir_ / (key + ".cbor"), std::string(bytes.begin(), bytes.end()));
 }
 
 CompiledDevice compile_device_source(const std::string& source, const std::string& file_name,

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <c10/util/hash.h>
@@ -63,6 +67,23 @@ std::string content_hash(const std::string& bytes) { return c10::sha1(bytes).str
 std::string file_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes) {
+  auto tmp = path;
+  tmp += "." + std::to_string(::getpid()) + "." +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".tmp";
+  std::error_code ec;
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (out.flush()) std::filesystem::rename(tmp, path, ec);
+    else ec = std::make_error_code(std::errc::io_error);
+  }
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot write " + path.string());
+  }
 }
 
 }  // namespace kbench::compile

@@ -30,4 +30,9 @@ std::string content_hash(const std::string& bytes);
 // A file's bytes; nothing when it cannot be read (callers that must tell the two apart check first).
 std::string file_bytes(const std::filesystem::path& path);
 
+// Writes `bytes` to `path` through a temporary file beside it (named per process and thread) and a
+// rename, so that a reader, in this process or another, finds the old file or the whole new one,
+// never part of it. Throws std::runtime_error when it cannot.
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
+
 }  // namespace kbench::compile

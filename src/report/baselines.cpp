@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "compile/submission.h"
 #include "problems/catalog.h"
 
 namespace kbench::report {
@@ -44,9 +45,7 @@ void record_baseline(const std::string& gpu_name, const std::string& kind, int l
   if (doc.is_discarded()) doc = nlohmann::json::object();
   doc["level" + std::to_string(level)][problem_name + ".py"] = entry;
   std::filesystem::create_directories(path.parent_path());
-  const auto tmp = path.string() + ".tmp";
-  std::ofstream(tmp) << doc.dump(2) << "\n";
-  std::filesystem::rename(tmp, path);
+  compile::write_file_atomically(path, doc.dump(2) + "\n");
 }
 
 }  // namespace kbench::report

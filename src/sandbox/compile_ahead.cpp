@@ -91,9 +91,11 @@ void remember_prebuild(const std::filesystem::path& memo, const nlohmann::json& 
   }
   std::error_code ec;
   std::filesystem::create_directories(memo.parent_path(), ec);
-  const auto scratch = memo.string() + "." + std::to_string(::getpid()) + ".tmp";
-  std::ofstream(scratch) << keys.dump() << "\n";
-  std::filesystem::rename(scratch, memo, ec);  // atomic: a reader sees the whole memo or none
+  try {
+    compile::write_file_atomically(memo, keys.dump() + "\n");  // a reader sees the whole memo or none
+  } catch (const std::runtime_error&) {
+    // No memo: the next request of this file runs its build pass again.
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "compile/host_program.h"
 #include "compile/submission.h"
+#include "fixtures.h"
 
 #include "catch.h"  // last: libtorch brings glog, whose CHECK would replace Catch's
 
@@ -66,4 +67,19 @@ TEST_CASE("a host program's value-computing PyTorch ops are told from allocation
   CHECK_FALSE(computes_values("aten::_to_copy"));
   CHECK_FALSE(computes_values("aten::fill_"));
   CHECK_FALSE(computes_values("kbench::launch"));
+}
+
+TEST_CASE("a file written atomically is whole, replaces the old one, and leaves no temporary behind", "[compile]") {
+  const auto dir = std::filesystem::temp_directory_path() / "kbench-atomic-write";
+  kbench::testing::remove_tree(dir);
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "doc.json";
+  kbench::compile::write_file_atomically(file, "first\n");
+  kbench::compile::write_file_atomically(file, std::string("second\0with a zero byte", 23));
+  CHECK(kbench::compile::file_bytes(file) == std::string("second\0with a zero byte", 23));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+  // A folder that does not exist: an error that names the file, and still nothing left behind.
+  CHECK_THROWS_WITH(kbench::compile::write_file_atomically(dir / "missing" / "doc.json", "x"), contains_text("missing/doc.json"));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+  kbench::testing::remove_tree(dir);
 }
