@@ -81,8 +81,9 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     else ec = std::make_error_code(std::errc::io_error);
   }
   if (ec) {
+    const auto reason = ec.message();
     std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + path.string());
+    throw std::runtime_error("cannot write " + path.string() + ": " + reason);
   }
 }
 

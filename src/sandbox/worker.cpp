@@ -287,7 +287,9 @@ nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const F
     message = "worker exited with code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
               " in stage '" + stage + "' without a result";
   }
-  nlohmann::json record = {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"submission", {{"path", req.submission}, {"format", compile::is_modelnew_file(req.submission) ? "modelnew" : "kbench"}}},
+  const auto format = compile::is_modelnew_file(req.submission) ? "modelnew" : "kbench";
+  nlohmann::json record = {{"problem", {{"level", req.level}, {"id", req.problem}}},
+                           {"submission", {{"path", req.submission}, {"format", format}}},
                            {"verdict", check::to_string(verdict)}, {"message", message}, {"stage", stage},
                            {"worker_output", kept_output_}};
   if (verdict == check::Verdict::crash && WIFSIGNALED(status)) record["worker_signal"] = WTERMSIG(status);  // not kbench's kill
