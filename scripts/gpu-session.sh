@@ -11,6 +11,7 @@
 # tests       ctest -L gpu
 # ci-forbid   kbench ci --torch-ops forbid: kernels that leave work to PyTorch refused, every other one correct
 # ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
+# compare-bench  tests/bench/compare_bench.cpp: what a check's output comparison costs, against a copy's bandwidth
 # throughput  scripts/throughput-bench.sh (200 submissions through kbench batch; THROUGHPUT_PASSES, default
 #             "adaptive both": the throughput figure, then adaptive against all-calls speedups)
 # timing      kbench ci --timing both, twice: adaptive against all-calls speedups of the reference
@@ -137,6 +138,9 @@ for line in open(sys.argv[1]):
           clk.get("sm_mhz_min"), clk.get("sm_mhz_max"), "  throttled" if c.get("throttled") else ""))
 PY
     [[ -n ${CI_RECORD:-} ]] && save "results/ci/$GPU_SLUG.json" ;;
+  compare-bench)
+    timed compare-bench build-gpu/tests/kbench_compare_bench
+    cat "$LOGS/compare-bench.log" ;;
   throughput)
     timed throughput scripts/throughput-bench.sh build-gpu "$LOGS"
     grep -v "^export" "$LOGS/throughput.log" | tail -60 | cut -c1-400 ;;

@@ -63,8 +63,11 @@ redraw = sum(p.get("redraw_ms", 0) for p in protocol) / 1000
 checks = sum(p.get("checks_ms", 0) for p in protocol) / 1000
 checked = sum(p.get("checked", 0) for p in protocol)
 calls = sum(p.get("calls_run", p.get("timed_calls", 0)) for p in protocol)
+check_split = {k: sum(p.get("checks_split", {}).get(k + "_ms", 0) for p in protocol) / 1000 for k in ("inputs", "reference", "compare")}
 print(f"timed calls of {len(protocol)} candidates: input redraws {redraw:.1f} s, checks {checks:.1f} s ({checked} of {calls} "
-      f"calls checked), of {phases.get('timing', 0) / 1000:.1f} s of timing and {phases.get('total', 0) / 1000:.1f} s of evaluation")
+      f"calls checked; their inputs {check_split['inputs']:.1f}, reference {check_split['reference']:.1f}, comparison "
+      f"{check_split['compare']:.1f}), of {phases.get('timing', 0) / 1000:.1f} s of timing and {phases.get('total', 0) / 1000:.1f} s "
+      f"of evaluation")
 # Adaptive timing (#36): where timing's time went (calls per candidate: timing-agreement.py, below).
 split = {k.split(".", 1)[1]: v / 1000 for k, v in phases.items() if k.startswith("timing_split.")}
 if split:

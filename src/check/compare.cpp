@@ -55,19 +55,19 @@ void for_each_chunk(const at::Tensor& flat, Fn&& fn) {
 
 // Mean |value|, non-finite values counting as 0: the output's magnitude.
 double mean_abs(const at::Tensor& flat) {
-  auto sum = fused_sum_abs(flat);
-  if (!sum) {
-    sum = 0.0;
-    for_each_chunk(flat, [&](int64_t, const at::Tensor& r) { *sum += r.abs().nan_to_num_(0, 0, 0).sum(at::kDouble).item<double>(); });
-  }
-  return flat.numel() > 0 ? *sum / static_cast<double>(flat.numel()) : 0.0;
+  double sum = 0.0;
+  for_each_chunk(flat, [&](int64_t, const at::Tensor& r) { sum += r.abs().nan_to_num_(0, 0, 0).sum(at::kDouble).item<double>(); });
+  return flat.numel() > 0 ? sum / static_cast<double>(flat.numel()) : 0.0;
 }
 
-// The elementwise rules with PyTorch's ops, chunk by chunk: what the fused kernels compute in one pass
+// The elementwise rules with PyTorch's ops, chunk by chunk: what the fused kernels compute
 // (check/compare_kernels.h), for outputs they do not take (other dtypes, CPU tensors).
-ElementwiseCounts compare_with_torch(const at::Tensor& r_flat, const at::Tensor& c_flat, double rtol, double atol_k,
-                                   double upstream_tolerance, bool robustness) {
+ElementwiseCounts compare_with_torch(const at::Tensor& r_flat, const at::Tensor& c_flat, double rtol,
+                                   const std::function<double(double)>& atol_for, double upstream_tolerance, bool robustness) {
   ElementwiseCounts f;
+  f.mean_abs = mean_abs(r_flat);
+  f.atol = atol_for(f.mean_abs);
+  const double atol_k = f.atol;
   const double inf = std::numeric_limits<double>::infinity();
   // Passes over each chunk are what a comparison costs (outputs reach GBs): KernelBench's rule is
   // not evaluated in robustness trials (KernelBench has none), the NaN count only for a failure's
@@ -123,12 +123,12 @@ Comparison compare_tensors(const at::Tensor& ref, const at::Tensor& cand, const 
   const auto r_flat = ref.reshape(-1);
   const auto c_flat = cand.to(ref.device()).reshape(-1);
   const int64_t n = r_flat.numel();
-  const double magnitude = mean_abs(r_flat);
-  const double atol_k = kbench_atol(tol, magnitude);
-  c.smallest_scaled_atol = atol_k;
   const double upstream_tolerance = tolerance_of(tol.kernelbench);
-  auto f = fused_compare(r_flat, c_flat, tol.rtol, atol_k, upstream_tolerance);
-  if (!f) f = compare_with_torch(r_flat, c_flat, tol.rtol, atol_k, upstream_tolerance, tol.robustness);
+  const auto atol_for = [&](double magnitude) { return kbench_atol(tol, magnitude); };
+  auto f = fused_compare(r_flat, c_flat, tol.rtol, atol_for, upstream_tolerance);
+  if (!f) f = compare_with_torch(r_flat, c_flat, tol.rtol, atol_for, upstream_tolerance, tol.robustness);
+  const double magnitude = f->mean_abs, atol_k = f->atol;
+  c.smallest_scaled_atol = atol_k;
   // KernelBench's rule is not evaluated in robustness trials: KernelBench has none.
   if (tol.robustness) f->bad_upstream = 0, f->first_bad_upstream = -1;
   c.max_abs_error = f->max_abs_error;

@@ -218,7 +218,13 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     const bool robustness = c.distribution != problems::kOwnDistribution;
     c10::IValue expected;
     with_output_in_host_memory(output, options.offload_candidate_output, [&] {
-      expected = run_reference(reference, reference.make_inputs(c.seed, c.distribution), c.seed);
+      auto t0 = Clock::now();
+      auto inputs = reference.make_inputs(c.seed, c.distribution);
+      wait_for_device();
+      r.check_inputs_ms += ms_since(t0);
+      t0 = Clock::now();
+      expected = run_reference(reference, inputs, c.seed);
+      r.check_reference_ms += ms_since(t0);
     });
     if (robustness && !all_finite(expected)) {
       ++r.checks_skipped;
@@ -227,10 +233,12 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     ++r.checked;
     auto rule = tolerance;
     rule.robustness = robustness;
+    const auto t0 = Clock::now();
     auto cmp = compare_outputs(expected, output, rule);
     expected = c10::IValue();  // room for the exact reference, where the retry needs one
     cmp = with_exact_reference_retry(cmp, output, rule, reference, {c.seed, c.distribution},
                                      options.offload_candidate_output);
+    r.check_compare_ms += ms_since(t0);
     const std::string why = "correct when checked, but " + call_label(plan, index) + " gave a wrong output: ";
     if (cmp.verdict != Verdict::correct && r.verdict == Verdict::correct)
       r.verdict = Verdict::inconsistent, r.message = why + cmp.message;
@@ -250,7 +258,9 @@ nlohmann::json to_json(const TimedCalls& t) {
   j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"mode", timing::mode_name(t.mode)},
                    {"timed_calls", t.timed_calls}, {"max_calls", t.max_calls}, {"calls_run", t.calls_run},
                    {"interval", t.interval}, {"drift", t.drift}, {"check_probability", t.check_probability}, {"checked", t.checked},
-                   {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms}};
+                   {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms},
+                   {"checks_split", {{"inputs_ms", t.check_inputs_ms}, {"reference_ms", t.check_reference_ms},
+                                     {"compare_ms", t.check_compare_ms}}}};
   if (t.all_calls) {  // --timing both: the own calls' times in order, to see where the two figures part
     j["all_calls"] = timing::to_json(*t.all_calls);
     j["all_calls"]["trial_ms"] = t.all_calls->trial_ms;

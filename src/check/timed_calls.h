@@ -116,6 +116,7 @@ struct TimedCalls {
   std::string message, upstream_message;
   double redraw_ms = 0;  // drawing inputs (untimed), summed over the draws
   double checks_ms = 0;  // the checks: inputs drawn again, the reference, the comparison
+  double check_inputs_ms = 0, check_reference_ms = 0, check_compare_ms = 0;  // of checks_ms: its three parts
 };
 
 // Times a baseline's `call` on `reference`'s inputs, one set per distribution, with no check: the
