@@ -99,6 +99,17 @@ if watch:
     watch_s = (sum(w["checks_ms"] for w in watch) + phases.get("process_snapshot", 0)) / 1000
     print(f"process-state watch: {sum(w['checks'] for w in watch)} checks in {len(watch)} evaluations, {watch_s:.2f} s "
           f"= {100 * watch_s / (phases.get('total', 0) / 1000 or 1):.2f}% of {phases.get('total', 0) / 1000:.1f} s of evaluation")
+# The host memory a request may add (sandbox/host_memory.h): how close the others came to it, and what
+# the hoarders killed at it cost.
+held = [r for r in records if r.get("host_memory", {}).get("allowance_gib", 0) > 0]
+killed = [r for r in held if r.get("message", "").startswith("out of host memory")]
+kept = [r for r in held if r not in killed]
+if kept:
+    growth = max(kept, key=lambda r: r["host_memory"]["peak_gib"] - r["host_memory"]["start_gib"])
+    h = growth["host_memory"]
+    print(f"host memory: the largest growth of a worker not killed for it {h['peak_gib'] - h['start_gib']:.2f} GiB "
+          f"({growth['batch']['file']}: {h['start_gib']:.2f} -> {h['peak_gib']:.2f}, allowed {h['allowance_gib']:.2f}); "
+          f"{len(killed)} killed at their request's budget in " + ", ".join(f"{r['batch']['seconds']:.1f}" for r in killed) + " s")
 samples = [int(x) for x in open(sys.argv[2]).read().split() if x.strip().isdigit()]
 if samples:
     idle = sum(1 for u in samples if u == 0)

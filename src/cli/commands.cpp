@@ -181,6 +181,8 @@ void add_budget_options(CLI::App* cmd, sandbox::Budgets& budgets) {
   cmd->add_option("--check-budget", budgets.correctness_s, "Seconds allowed for the correctness trials (default 180)");
   cmd->add_option("--timing-budget", budgets.timing_s, "Seconds allowed for timing (default 300)");
   cmd->add_option("--host-memory-budget", budgets.host_memory_gib, "GiB of host memory a worker may hold (default 48)");
+  cmd->add_option("--host-memory-headroom", budgets.host_memory_headroom_gib,
+                  "GiB of host memory a request may add to what its worker held, beyond its problem's weights (default 10)");
   cmd->add_option("--build-budget", budgets.build_s, "Seconds allowed for building each extension of a ModelNew (default 600)");
 }
 

@@ -17,6 +17,8 @@
 #include "check/verdict.h"
 #include "compile/modelnew.h"
 #include "log/log.h"
+#include "log/number_text.h"
+#include "sandbox/host_memory.h"
 #include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
@@ -265,7 +267,7 @@ bool Worker::finish(double timeout_s) {
 }
 
 nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
-                                     const Budgets& budgets) {
+                                     const Budgets& budgets, const HostMemoryBudget& host_memory) {
   std::string message;
   check::Verdict verdict = check::Verdict::crash;
   if (!failure.foreign_line.empty()) {
@@ -274,10 +276,13 @@ nlohmann::json Worker::finish_failed(const EvalRequest& req, int status, const F
               "submission wrote to the pipe its verdict goes through), in stage '" + stage + "': " + failure.foreign_line;
   } else if (failure.resident_gib > 0) {
     verdict = check::Verdict::runtime_error;
-    char used[32];
-    std::snprintf(used, sizeof used, "%.1f", failure.resident_gib);
-    message = std::string("out of host memory: the worker held ") + used + " GiB, over the budget of " +
-              std::to_string(static_cast<int>(budgets.host_memory_gib)) + " GiB, in stage '" + stage + "'; killed";
+    const auto gib = [](double v) { return log::fixed(v, 1); };
+    message = "out of host memory: the worker held " + gib(failure.resident_gib) + " GiB, over its budget of " +
+              gib(host_memory.budget_gib) + " GiB";
+    if (host_memory.allowance_gib > 0 && host_memory.budget_gib < budgets.host_memory_gib)
+      message += " for this request (" + gib(host_memory.start_gib) + " held when it came, " + gib(host_memory.allowance_gib) +
+                 " more allowed for the problem; --host-memory-headroom)";
+    message += ", in stage '" + stage + "'; killed";
   } else if (failure.timed_out) {
     verdict = check::Verdict::timeout;
     message = "killed after " + std::to_string(static_cast<int>(budget_for(stage, budgets))) + " s in stage '" + stage + "'";
@@ -328,6 +333,9 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   const auto token = reply_token();
   auto sent = request.to_json();
   sent["reply_token"] = token;
+  // Measured before the worker reads the request: what it holds idle.
+  const auto host_memory = host_memory_budget(request, budgets, resident_gib(pid_));
+  double peak_gib = host_memory.start_gib;
   // A worker that died before reading the request still said what it reached: read to its end.
   write_line(to_worker_, sent);
   bool worker_gone = false;
@@ -339,7 +347,9 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
       break;
     }
     // Checked every 50 ms: host memory can grow by gigabytes a second.
-    if (const double gib = resident_gib(pid_); gib > budgets.host_memory_gib) {
+    const double gib = resident_gib(pid_);
+    peak_gib = std::max(peak_gib, gib);
+    if (gib > host_memory.budget_gib) {
       failure.resident_gib = gib;
       break;
     }
@@ -366,11 +376,13 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
-    auto failed = finish_failed(request, status, failure, stage, budgets);
+    auto failed = finish_failed(request, status, failure, stage, budgets, host_memory);
+    failed["host_memory"] = to_json(host_memory, peak_gib);
     stop();
     return failed;
   }
   ++served_;
+  record["host_memory"] = to_json(host_memory, peak_gib);
   record["worker_output"] = kept_output_;
   record["worker_evaluations"] = served_;
   if (prestarted)

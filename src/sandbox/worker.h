@@ -15,14 +15,19 @@
 
 namespace kbench::sandbox {
 
+struct HostMemoryBudget;  // sandbox/host_memory.h
+
 struct Budgets {
   double compile_s = 60;       // split + NVRTC + host program (a ModelNew: its import)
   double build_s = 600;        // each build of a ModelNew's extension (nvcc with PyTorch's headers)
   double correctness_s = 180;  // reference load, inputs, 5 candidate trials
   double timing_s = 300;       // candidate and eager timing
   // Resident host memory of the worker. A host program that hoards CPU tensors is stopped here,
-  // before the machine's OOM killer picks a process (perhaps the parent) for it.
+  // before the machine's OOM killer picks a process (perhaps the parent) for it; sooner where the
+  // request's problem is known: at what the worker held when the request came plus what the
+  // request may add, the headroom below among it (sandbox/host_memory.h).
   double host_memory_gib = 48;
+  double host_memory_headroom_gib = 10;
 };
 
 // The worker "executable" that means: this process, forked without exec. The child then starts
@@ -93,11 +98,11 @@ class Worker {
   void stop();
   struct Failure {
     bool timed_out = false;
-    double resident_gib = 0;  // > 0: killed for passing the host memory budget
+    double resident_gib = 0;  // > 0: killed for passing the request's host memory budget
     std::string foreign_line;  // a line on the result pipe without the request's token: the submission's
   };
   nlohmann::json finish_failed(const EvalRequest& req, int status, const Failure& failure, const std::string& stage,
-                               const Budgets& budgets);
+                               const Budgets& budgets, const HostMemoryBudget& host_memory);
 
   std::string exe_;
   std::vector<std::string> launcher_;
