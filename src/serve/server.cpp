@@ -335,7 +335,8 @@ struct Server::Impl {
     const auto& b = options.defaults.budgets;
     body["limits"] = {{"max_source_bytes", options.max_source_bytes}, {"max_queue", options.service.max_queue},
                       {"compile_budget", b.compile_s}, {"check_budget", b.correctness_s}, {"timing_budget", b.timing_s},
-                      {"host_memory_budget", b.host_memory_gib}, {"gpu_memory", options.defaults.request.gpu_memory_gib}};
+                      {"host_memory_budget", b.host_memory_gib}, {"host_memory_headroom", b.host_memory_headroom_gib},
+                      {"gpu_memory", options.defaults.request.gpu_memory_gib}};
     body["authentication"] = !options.token.empty();
     body["connections"] = connections.health();
     std::lock_guard<std::mutex> lock(mutex);
