@@ -1,6 +1,6 @@
 // The host memory a worker may hold during one request. A host program that hoards CPU tensors is
 // stopped there: the lower the line, the less time a hoarder costs (on the H100 machine, filling 48
-// GiB and giving it back took 4 to 9 s of the GPU's time, the largest single cost in the 200-mix),
+// GiB and giving it back took 4 to 14.5 s of the GPU's time, the largest single cost in the 200-mix),
 // but an honest request must never reach it. The line is what the worker held when the request
 // came, plus what the request may add: headroom for what any request adds (CUDA's context and
 // libraries, a ModelNew's Python and extension, the kept reference outputs), the reference's
