@@ -333,7 +333,8 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   const auto token = reply_token();
   auto sent = request.to_json();
   sent["reply_token"] = token;
-  // Measured before the worker reads the request: what it holds idle.
+  // Measured before the worker reads the request: what it holds idle (next to nothing for a worker
+  // started for this request, whose start-up then counts against the headroom).
   const auto host_memory = host_memory_budget(request, budgets, resident_gib(pid_));
   double peak_gib = host_memory.start_gib;
   // A worker that died before reading the request still said what it reached: read to its end.
