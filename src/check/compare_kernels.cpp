@@ -263,7 +263,8 @@ struct PassResults {
   uint32_t maxima[4];
 };
 
-// Runs `fn` over the outputs with a zeroed PassResults (firsts at ~0) and returns what it wrote.
+// Launches `kernel` over `ref`'s elements with the arguments `scalars` makes from the parts of a
+// fresh PassResults on the device (zeroed, firsts at ~0), and returns what the kernel wrote there.
 template <typename Args>
 PassResults run_pass(const Kernel& kernel, const at::Tensor& ref, Args&& scalars) {
   PassResults start{};
