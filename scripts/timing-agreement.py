@@ -3,7 +3,8 @@
 
 Per pass (a JSON-lines file of records): the calls each timed candidate needed (median, max) and,
 for records made under --timing both, how far each adaptive speedup is from the speedup of all the
-calls on the same calls (median, worst). Across passes, matched by submission: each figure's
+calls on the same calls (median, worst, and the three worst with the candidate's and the eager
+baseline's share of the gap and their SM clocks). Across passes, matched by submission: each figure's
 run-to-run spread. Usage: timing-agreement.py PASS.jsonl [PASS.jsonl ...]
 """
 import json
@@ -11,9 +12,30 @@ import statistics
 import sys
 
 
+def clocks(measurement):
+    """The SM clock range over a measurement's calls, from the per-call reads of --timing both."""
+    mhz = [m for m in measurement.get("trial_sm_mhz", []) if m]
+    return f"{min(mhz)}-{max(mhz)} MHz" if mhz else "clock n/a"
+
+
+def parts(r):
+    """Where an adaptive speedup parts from the all-calls one: the candidate's and the eager
+    baseline's adaptive mean against their all-calls mean, with their calls and SM clocks."""
+    t = r["timing"]
+    out = []
+    for who in ("candidate", "eager"):
+        m = t.get(who, {})
+        a = m.get("all_calls")
+        if a and a.get("mean_ms"):
+            out.append(f"{who} {(m['mean_ms'] / a['mean_ms'] - 1) * 100:+.2f}% "
+                       f"({m.get('num_trials')} of {a.get('num_trials')} calls, {clocks(a)})")
+    return "; ".join(out)
+
+
 def figures(path):
-    """Per submission: the adaptive speedup, the all-calls (fixed count) one, and calls counted."""
-    adaptive, fixed, calls = {}, {}, []
+    """Per submission: the adaptive speedup, the all-calls (fixed count) one, calls counted, and
+    where the two speedups part (under --timing both)."""
+    adaptive, fixed, calls, where = {}, {}, [], {}
     for line in open(path):
         r = json.loads(line)
         t = r.get("timing", {})
@@ -25,7 +47,8 @@ def figures(path):
         (fixed if protocol.get("mode") == "fixed" else adaptive)[name] = t["speedup_eager"]
         if "speedup_eager_all_calls" in t:
             fixed[name] = t["speedup_eager_all_calls"]
-    return adaptive, fixed, sorted(calls)
+            where[name] = parts(r)
+    return adaptive, fixed, sorted(calls), where
 
 
 def differences(a, b):
@@ -40,12 +63,16 @@ def show(label, d):
 
 
 passes = [figures(p) for p in sys.argv[1:]]
-for i, (adaptive, fixed, calls) in enumerate(passes, 1):
+for i, (adaptive, fixed, calls, where) in enumerate(passes, 1):
     if calls:
         stopped = sum(1 for n, most in calls if n < most)
         print(f"pass {i}: calls per timed candidate: median {calls[len(calls) // 2][0]}, max {calls[-1][0]} "
               f"({stopped} of {len(calls)} stopped before the maximum)")
     show(f"pass {i}: adaptive vs all-calls speedup on the same calls", differences(adaptive, fixed))
+    worst = sorted(((abs(adaptive[k] / fixed[k] - 1) * 100, k) for k in adaptive.keys() & fixed.keys() if fixed[k] > 0),
+                   reverse=True)
+    for d, k in worst[:3]:
+        print(f"  {d:.2f}% {k}: {where[k]}")
 for i in range(len(passes)):
     for j in range(i + 1, len(passes)):
         show(f"run-to-run spread of adaptive speedups (passes {i + 1}, {j + 1})", differences(passes[i][0], passes[j][0]))

@@ -39,6 +39,12 @@ std::vector<double> own_times(const CallPlan& plan, const std::vector<double>& t
   return own;
 }
 
+// How many of the plan's calls run on the problem's own inputs.
+int own_call_count(const CallPlan& plan) {
+  return static_cast<int>(std::count_if(plan.timed.begin(), plan.timed.end(),
+                                        [](const CallPlan::Call& c) { return c.distribution == problems::kOwnDistribution; }));
+}
+
 std::string call_label(const CallPlan& plan, size_t index) {
   const auto& c = plan.timed[index];
   return "timed call " + std::to_string(index + 1) + " of " + std::to_string(plan.timed.size()) + " (" +
@@ -115,6 +121,7 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   r.own = timing::select_trials(all, [&](int i) { return i < r.timed_calls && own(i); }, options.timing);
   r.interval = timing::relative_half_width(r.own.trial_ms);
   r.drift = timing::relative_drift(r.own.trial_ms);
+  r.trend = timing::projected_trend(r.own.trial_ms, own_call_count(plan));
   if (r.timed_calls > 0) r.check_probability = plan.check_probability[static_cast<size_t>(r.timed_calls - 1)];
   if (options.timing.mode == timing::TimingMode::both) r.all_calls = timing::select_trials(all, own, options.timing);
   // Every distribution's calls come before the first stop: all of them ran.
@@ -146,6 +153,7 @@ CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller calle
   const int total = static_cast<int>(order.size());
   for (int stop = first_stop; stop < total; stop += step) plan.stops.push_back(stop);
   plan.stops.push_back(total);
+  if (caller == Caller::baseline) plan.trend_to = trials;
   if (caller == Caller::candidate) std::shuffle(order.begin(), order.begin() + first_stop, rng);
   size_t stop = 0;
   for (int i = 0; i < total; ++i) {
@@ -165,7 +173,7 @@ double check_probability(int timed_calls) {
 bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, double target) {
   const int n = static_cast<int>(trial_ms.size());
   if (std::find(plan.stops.begin(), plan.stops.end(), n) == plan.stops.end()) return false;
-  return n == plan.stops.back() || timing::precise_enough(own_times(plan, trial_ms, n), target);
+  return n == plan.stops.back() || timing::precise_enough(own_times(plan, trial_ms, n), target, plan.trend_to);
 }
 
 double miss_probability(double check_probability, int calls, double skipped) {
@@ -257,13 +265,14 @@ nlohmann::json to_json(const TimedCalls& t) {
   j["distributions"] = distributions;
   j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"mode", timing::mode_name(t.mode)},
                    {"timed_calls", t.timed_calls}, {"max_calls", t.max_calls}, {"calls_run", t.calls_run},
-                   {"interval", t.interval}, {"drift", t.drift}, {"check_probability", t.check_probability}, {"checked", t.checked},
+                   {"interval", t.interval}, {"drift", t.drift}, {"trend", t.trend}, {"check_probability", t.check_probability}, {"checked", t.checked},
                    {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms},
                    {"checks_split", {{"inputs_ms", t.check_inputs_ms}, {"reference_ms", t.check_reference_ms},
                                      {"compare_ms", t.check_compare_ms}}}};
   if (t.all_calls) {  // --timing both: the own calls' times in order, to see where the two figures part
     j["all_calls"] = timing::to_json(*t.all_calls);
     j["all_calls"]["trial_ms"] = t.all_calls->trial_ms;
+    j["all_calls"]["trial_sm_mhz"] = t.all_calls->trial_sm_mhz;
   }
   return j;
 }

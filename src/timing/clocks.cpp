@@ -79,8 +79,8 @@ ClockWatch::ClockWatch(int cuda_device) {
 #endif
 }
 
-void ClockWatch::sample() {
-  if (!device_) return;
+unsigned ClockWatch::sample() {
+  if (!device_) return 0;
   const auto& n = nvml();
   unsigned long long reasons = 0;
   unsigned mhz = 0;
@@ -90,6 +90,7 @@ void ClockWatch::sample() {
     max_sm_mhz_ = std::max(max_sm_mhz_, mhz);
     ++samples_;
   }
+  return mhz;
 }
 
 ClockReport ClockWatch::report() const {

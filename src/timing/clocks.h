@@ -24,7 +24,9 @@ class ClockWatch {
  public:
   explicit ClockWatch(int cuda_device);
 
-  void sample();  // cheap (microseconds); call outside timed regions
+  // The SM clock now, in MHz (0 where NVML is not available); cheap (microseconds): call outside
+  // timed regions.
+  unsigned sample();
   ClockReport report() const;
 
  private:

@@ -144,7 +144,7 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
       ms += beyond;
     }
     m.trial_ms.push_back(ms);
-    clocks.sample();
+    m.trial_sm_mhz.push_back(clocks.sample());
     if (hooks.after) {
       hooks.after(i);
       // Whatever the hook enqueued must not run into the next trial's wall-clock window.
@@ -179,8 +179,12 @@ Measurement measure(const std::function<void()>&, const TimingOptions&, const Ca
 Measurement select_trials(const Measurement& all, const std::function<bool(int)>& keep, const TimingOptions& options) {
   Measurement m = all;
   m.trial_ms.clear();
+  m.trial_sm_mhz.clear();
   for (size_t i = 0; i < all.trial_ms.size(); ++i)
-    if (keep(static_cast<int>(i))) m.trial_ms.push_back(all.trial_ms[i]);
+    if (keep(static_cast<int>(i))) {
+      m.trial_ms.push_back(all.trial_ms[i]);
+      if (i < all.trial_sm_mhz.size()) m.trial_sm_mhz.push_back(all.trial_sm_mhz[i]);
+    }
   m.stats = summarize(m.trial_ms);
   m.noisy = m.stats.cv > options.noisy_cv;
   m.warnings.erase(std::remove_if(m.warnings.begin(), m.warnings.end(),

@@ -38,6 +38,7 @@ struct TimingOptions {
 
 struct Measurement {
   std::vector<double> trial_ms;
+  std::vector<unsigned> trial_sm_mhz;  // the SM clock read after each trial (0 where NVML is not available)
   Statistics stats;
   bool noisy = false;
   int hidden_work_trials = 0;  // trials whose device work outlasted the timed stream (side streams)

@@ -163,6 +163,25 @@ TEST_CASE("a steady kernel stops at the first stop, a noisy one or one fast on s
   CHECK(calls_until_stop(fixed, [&](int) { return steady(rng); }) == 109);
 }
 
+TEST_CASE("a baseline whose trend would move its mean by more than the target runs on; a candidate's trend is only recorded",
+          "[check]") {
+  const auto [own_pass, distribution_pass] = check::baseline_passes(hundred_calls(timing::TimingMode::adaptive));
+  const auto baseline = check::plan_calls(own_pass, 5, check::Caller::baseline);
+  const auto candidate = check::plan_calls(hundred_calls(timing::TimingMode::adaptive), 5, check::Caller::candidate);
+  CHECK(baseline.trend_to == 100);
+  CHECK(candidate.trend_to == 0);
+  // 0.03% faster each call, no noise: the halves of twenty calls differ by 0.3%, but the line carried
+  // to the hundredth call moves the mean by 0.0003 * 80 / 2 = 1.2%, then 0.9% from the fortieth.
+  const auto falling = [](int i) { return 1.0 - 0.0003 * i; };
+  CHECK(calls_until_stop(baseline, falling) == 40);
+  int own = 0;  // the candidate's own calls so far: the distributions' (5 ms) do not count
+  CHECK(calls_until_stop(candidate, [&](int i) {
+          return candidate.timed[static_cast<size_t>(i)].distribution == "own" ? falling(own++) : 5.0;
+        }) == 29);
+  // Steady calls stop at the first stop either way.
+  CHECK(calls_until_stop(baseline, [](int i) { return i % 2 ? 1.01 : 0.99; }) == 20);
+}
+
 TEST_CASE("a candidate skipping work on a share of its calls is caught as often as promised however the run ends",
           "[check]") {
   // Simulated runs of an adaptive plan: the candidate skips its work on a share f of the calls,
