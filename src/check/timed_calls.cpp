@@ -10,6 +10,7 @@
 #include "check/process_state.h"
 #include "check/reference_outputs.h"
 #include "log/elapsed.h"
+#include "timing/clocks.h"
 #include "timing/stopping_rule.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -31,18 +32,21 @@ void wait_for_device() {
 #endif
 }
 
+// The SM clock at or above which the current GPU runs unthrottled; 0 where it is not known.
+unsigned current_unthrottled_sm_mhz() {
+#ifdef KBENCH_WITH_CUDA
+  int device = 0;
+  if (cudaGetDevice(&device) == cudaSuccess) return timing::unthrottled_sm_mhz(device);
+#endif
+  return 0;
+}
+
 // The times of the first `calls` calls that ran on the problem's own inputs.
 std::vector<double> own_times(const CallPlan& plan, const std::vector<double>& trial_ms, int calls) {
   std::vector<double> own;
   for (int i = 0; i < calls; ++i)
     if (plan.timed[static_cast<size_t>(i)].distribution == problems::kOwnDistribution) own.push_back(trial_ms[static_cast<size_t>(i)]);
   return own;
-}
-
-// How many of the plan's calls run on the problem's own inputs.
-int own_call_count(const CallPlan& plan) {
-  return static_cast<int>(std::count_if(plan.timed.begin(), plan.timed.end(),
-                                        [](const CallPlan::Call& c) { return c.distribution == problems::kOwnDistribution; }));
 }
 
 std::string call_label(const CallPlan& plan, size_t index) {
@@ -104,9 +108,11 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
     r.checks_ms += ms_since(t0);
   };
   // `both` notes where adaptive timing would have ended and carries on to the last call.
-  hooks.finished = [&](int, const std::vector<double>& trial_ms) {
-    if (r.timed_calls == 0 && ends_run(plan, trial_ms, options.timing.target))
-      r.timed_calls = static_cast<int>(trial_ms.size());
+  r.unthrottled_sm_mhz = current_unthrottled_sm_mhz();
+  hooks.finished = [&](int, const timing::Measurement& so_far) {
+    if (r.timed_calls == 0 &&
+        ends_run(plan, so_far.trial_ms, so_far.trial_sm_mhz, options.timing.target, r.unthrottled_sm_mhz))
+      r.timed_calls = static_cast<int>(so_far.trial_ms.size());
     return r.timed_calls != 0 && options.timing.mode != timing::TimingMode::both;
   };
   auto timing_options = options.timing;
@@ -121,7 +127,6 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   r.own = timing::select_trials(all, [&](int i) { return i < r.timed_calls && own(i); }, options.timing);
   r.interval = timing::relative_half_width(r.own.trial_ms);
   r.drift = timing::relative_drift(r.own.trial_ms);
-  r.trend = timing::projected_trend(r.own.trial_ms, own_call_count(plan));
   if (r.timed_calls > 0) r.check_probability = plan.check_probability[static_cast<size_t>(r.timed_calls - 1)];
   if (options.timing.mode == timing::TimingMode::both) r.all_calls = timing::select_trials(all, own, options.timing);
   // Every distribution's calls come before the first stop: all of them ran.
@@ -153,7 +158,6 @@ CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller calle
   const int total = static_cast<int>(order.size());
   for (int stop = first_stop; stop < total; stop += step) plan.stops.push_back(stop);
   plan.stops.push_back(total);
-  if (caller == Caller::baseline) plan.trend_to = trials;
   if (caller == Caller::candidate) std::shuffle(order.begin(), order.begin() + first_stop, rng);
   size_t stop = 0;
   for (int i = 0; i < total; ++i) {
@@ -170,10 +174,13 @@ double check_probability(int timed_calls) {
   return timed_calls > 0 ? 1.0 - std::pow(2.0, -20.0 / timed_calls) : 0.0;
 }
 
-bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, double target) {
+bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, const std::vector<unsigned>& sm_mhz,
+              double target, unsigned unthrottled_mhz) {
   const int n = static_cast<int>(trial_ms.size());
   if (std::find(plan.stops.begin(), plan.stops.end(), n) == plan.stops.end()) return false;
-  return n == plan.stops.back() || timing::precise_enough(own_times(plan, trial_ms, n), target, plan.trend_to);
+  if (n == plan.stops.back()) return true;
+  const bool unthrottled = std::all_of(sm_mhz.begin(), sm_mhz.end(), [&](unsigned mhz) { return mhz >= unthrottled_mhz; });
+  return unthrottled && timing::precise_enough(own_times(plan, trial_ms, n), target);
 }
 
 double miss_probability(double check_probability, int calls, double skipped) {
@@ -265,7 +272,7 @@ nlohmann::json to_json(const TimedCalls& t) {
   j["distributions"] = distributions;
   j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"mode", timing::mode_name(t.mode)},
                    {"timed_calls", t.timed_calls}, {"max_calls", t.max_calls}, {"calls_run", t.calls_run},
-                   {"interval", t.interval}, {"drift", t.drift}, {"trend", t.trend}, {"check_probability", t.check_probability}, {"checked", t.checked},
+                   {"interval", t.interval}, {"drift", t.drift}, {"unthrottled_sm_mhz", t.unthrottled_sm_mhz}, {"check_probability", t.check_probability}, {"checked", t.checked},
                    {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms},
                    {"checks_split", {{"inputs_ms", t.check_inputs_ms}, {"reference_ms", t.check_reference_ms},
                                      {"compare_ms", t.check_compare_ms}}}};

@@ -72,9 +72,6 @@ struct CallPlan {
   std::vector<Call> timed;
   std::vector<double> check_probability;  // each timed call's chance of being checked
   std::vector<int> stops;                 // the counts of timed calls after which the run may end; the last: all
-  // A baseline's own calls at its last stop: an adaptive stop needs its trend, carried on to them,
-  // within the target (timing/stopping_rule.h). 0 for a candidate, whose trend is only recorded.
-  int trend_to = 0;
 };
 // A candidate's plan: fresh inputs for every call, the distributions' calls shuffled among the own
 // ones of the first stop, each timed call checked with check_probability() of its stop. A
@@ -89,10 +86,15 @@ CallPlan plan_calls(const TimedCallOptions& options, uint64_t seed, Caller calle
 // 1 - 2^(-20 / timed_calls).
 double check_probability(int timed_calls);
 
-// Whether the run ends after the calls timed in `trial_ms`: at one of the plan's stops where the
-// calls of the problem's own inputs so far know their mean within `target` (a baseline's trend
-// too), or at the last.
-bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, double target);
+// Whether the run ends after the calls timed in `trial_ms`, whose SM clocks read `sm_mhz` after
+// each: at one of the plan's stops where the calls of the problem's own inputs so far know their
+// mean within `target` and every call so far ran at `unthrottled_mhz` or above (0: no clock is
+// known, none is asked), or at the last. A GPU below its clock is throttled by the heat or power of
+// earlier work, and its speed changes as the clock moves: on the H100, L2#56's eager reference ran
+// twenty calls at 1740-1755 MHz and 5.93 ms, then sped up with the clock to 1965 MHz and 5.40 ms,
+// and an adaptive figure from those twenty calls was 6.3% off the figure of all the calls.
+bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, const std::vector<unsigned>& sm_mhz,
+              double target, unsigned unthrottled_mhz);
 
 // The chance that none of `calls` timed calls of which a share `skipped` skip their work is checked.
 double miss_probability(double check_probability, int calls, double skipped);
@@ -108,7 +110,7 @@ struct TimedCalls {
   int calls_run = 0;    // timed calls made: timed_calls, but max_calls under `both`
   double interval = 0;  // the 95% interval's half-width reached, as a share of the mean
   double drift = 0;     // the later half's mean against the earlier half's, as a share
-  double trend = 0;     // the own calls' trend carried on to the plan's last own call, as a share of the mean
+  unsigned unthrottled_sm_mhz = 0;  // the SM clock every call before an early stop reached (0: not known)
   // Under `both`: the own distribution's measurement over every call, the fixed count's figure.
   std::optional<timing::Measurement> all_calls;
   double check_probability = 0;  // the least of the calls that count: what the guarantee rests on

@@ -15,7 +15,7 @@ using NvmlDevice = void*;
 using InitFn = int (*)();
 using HandleByBusIdFn = int (*)(const char*, NvmlDevice*);
 using ReasonsFn = int (*)(NvmlDevice, unsigned long long*);
-using ClockInfoFn = int (*)(NvmlDevice, int, unsigned*);
+using ClockInfoFn = int (*)(NvmlDevice, int, unsigned*);  // also the maximum clock's signature
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;
 
@@ -34,6 +34,7 @@ struct Nvml {
   HandleByBusIdFn by_bus = nullptr;
   ReasonsFn reasons = nullptr;
   ClockInfoFn clock_info = nullptr;
+  ClockInfoFn max_clock_info = nullptr;
   std::string why_unavailable;  // empty when usable
 };
 
@@ -51,33 +52,47 @@ const Nvml& nvml() {
     if (!n.reasons)  // the name before NVML 12.2
       n.reasons = reinterpret_cast<ReasonsFn>(::dlsym(library, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     n.clock_info = reinterpret_cast<ClockInfoFn>(::dlsym(library, "nvmlDeviceGetClockInfo"));
-    if (!init || !n.by_bus || !n.reasons || !n.clock_info) n.why_unavailable = "libnvidia-ml lacks an expected function";
+    n.max_clock_info = reinterpret_cast<ClockInfoFn>(::dlsym(library, "nvmlDeviceGetMaxClockInfo"));
+    if (!init || !n.by_bus || !n.reasons || !n.clock_info || !n.max_clock_info)
+      n.why_unavailable = "libnvidia-ml lacks an expected function";
     else if (init() != kNvmlSuccess) n.why_unavailable = "nvmlInit failed";
     return n;
   }();
   return instance;
 }
 
-}  // namespace
-
-ClockWatch::ClockWatch(int cuda_device) {
+// NVML's handle of a CUDA device, or null with the reason in `why`.
+NvmlDevice nvml_device(int cuda_device, std::string& why) {
 #ifdef KBENCH_WITH_CUDA
   const auto& n = nvml();
   char bus_id[32] = {};
   NvmlDevice device = nullptr;
   if (!n.why_unavailable.empty()) {
-    why_unavailable_ = n.why_unavailable;
+    why = n.why_unavailable;
   } else if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, cuda_device) != cudaSuccess ||
              n.by_bus(bus_id, &device) != kNvmlSuccess) {
-    why_unavailable_ = "NVML does not know the CUDA device's PCI bus";
+    why = "NVML does not know the CUDA device's PCI bus";
   } else {
-    device_ = device;
+    return device;
   }
 #else
   (void)cuda_device;
-  why_unavailable_ = "no GPU build";
+  why = "no GPU build";
 #endif
+  return nullptr;
 }
+
+}  // namespace
+
+unsigned unthrottled_sm_mhz(int cuda_device) {
+  std::string why;
+  const NvmlDevice device = nvml_device(cuda_device, why);
+  unsigned max_mhz = 0;
+  if (!device || nvml().max_clock_info(device, kNvmlClockSm, &max_mhz) != kNvmlSuccess) return 0;
+  return max_mhz - max_mhz / 100;
+}
+
+ClockWatch::ClockWatch(int cuda_device) { device_ = nvml_device(cuda_device, why_unavailable_); }
 
 unsigned ClockWatch::sample() {
   if (!device_) return 0;

@@ -18,6 +18,11 @@ struct ClockReport {
   bool throttled() const { return !throttle_reasons.empty(); }
 };
 
+// The SM clock at or above which a CUDA device runs unthrottled: 99% of its maximum, as NVML gives
+// it (1961 MHz on an H100 SXM, whose maximum is 1980 and whose steps are 15 MHz); 0 where NVML is
+// not available.
+unsigned unthrottled_sm_mhz(int cuda_device);
+
 // Samples one CUDA device's SM clock and its clock-event reasons on demand. NVML is opened once
 // per process; a watch only looks up its device.
 class ClockWatch {

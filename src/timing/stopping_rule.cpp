@@ -34,24 +34,8 @@ double relative_drift(const std::vector<double>& samples) {
   return std::abs(later / earlier - 1);
 }
 
-double projected_trend(const std::vector<double>& samples, int last) {
-  const size_t n = samples.size();
-  const double mean = summarize(samples).mean;
-  if (n < 3 || mean <= 0) return std::numeric_limits<double>::infinity();
-  if (last <= static_cast<int>(n)) return 0;
-  const double centre = (static_cast<double>(n) - 1) / 2;
-  double sxy = 0, sxx = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const double x = static_cast<double>(i) - centre;
-    sxy += x * (samples[i] - mean), sxx += x * x;
-  }
-  // The mean of a line over calls 0..last-1 exceeds its mean over 0..n-1 by slope (last - n) / 2.
-  return std::abs(sxy / sxx) * (last - static_cast<double>(n)) / 2 / mean;
-}
-
-bool precise_enough(const std::vector<double>& samples, double target, int trend_to) {
-  return relative_half_width(samples) <= target && relative_drift(samples) <= target &&
-         (trend_to <= 0 || projected_trend(samples, trend_to) <= target);
+bool precise_enough(const std::vector<double>& samples, double target) {
+  return relative_half_width(samples) <= target && relative_drift(samples) <= target;
 }
 
 }  // namespace kbench::timing

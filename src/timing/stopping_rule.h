@@ -6,9 +6,7 @@
 // calls and slow on others has a wide interval and runs to the maximum. The halves catch a drift the
 // interval cannot: on the H100 the eager baseline of L2#56 ran 5.79, 5.71, 5.57 ms over its first
 // thirty calls and settled near 5.4 ms after sixty, an interval within 1% at twenty calls and a
-// figure 4% from the one of all its calls. The halves see a drift over the calls made; a baseline
-// also carries its straight-line trend on to its last call, as a fixed count would run it: after
-// twenty calls the halves' difference is a quarter of what the same trend moves a hundred calls' mean.
+// figure 4% from the one of all its calls.
 #pragma once
 
 #include <vector>
@@ -26,14 +24,8 @@ double relative_half_width(const std::vector<double>& samples);
 // infinite for fewer than two samples or a mean of zero. An odd count's middle sample is in neither.
 double relative_drift(const std::vector<double>& samples);
 
-// How far the samples' least-squares line, carried on to `last` samples, would move their mean:
-// the slope times half the samples still to come, as a share of the mean (0 where `last` is not
-// beyond their count); infinite for fewer than three samples or a mean of zero.
-double projected_trend(const std::vector<double>& samples, int last);
-
 // Whether `samples` know their mean within `target` (e.g. 0.01: within ±1%) and have not drifted
-// by more than `target` between their halves; where `trend_to` is above zero, also whether their
-// trend carried on to `trend_to` samples moves the mean by at most `target`.
-bool precise_enough(const std::vector<double>& samples, double target, int trend_to = 0);
+// by more than `target` between their halves.
+bool precise_enough(const std::vector<double>& samples, double target);
 
 }  // namespace kbench::timing

@@ -150,7 +150,7 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
       // Whatever the hook enqueued must not run into the next trial's wall-clock window.
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after trial)");
     }
-    if (hooks.finished && hooks.finished(i, m.trial_ms)) break;
+    if (hooks.finished && hooks.finished(i, m)) break;
   }
   m.stats = summarize(m.trial_ms);
   m.clocks = clocks.report();

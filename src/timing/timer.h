@@ -53,8 +53,8 @@ struct CallHooks {
   std::function<void(int call)> before;
   // After every timed call, once the device is synchronised: where its output is checked.
   std::function<void(int call)> after;
-  // After `after`, with the times of the calls so far: true ends the timed calls there.
-  std::function<bool(int call, const std::vector<double>& trial_ms)> finished;
+  // After `after`, with the calls so far (their times and SM clocks): true ends the timed calls there.
+  std::function<bool(int call, const Measurement& so_far)> finished;
 };
 
 // Times `run` (which enqueues work on the current stream) on the current device. GPU builds only;

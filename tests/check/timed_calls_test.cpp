@@ -124,12 +124,16 @@ TEST_CASE("an adaptive run may stop after the first stop's calls and after each 
 namespace {
 
 // Simulated call times: `time(i)` for call i, fed to ends_run one call at a time as the timing loop
-// does; the number of calls the run makes.
-int calls_until_stop(const check::CallPlan& plan, const std::function<double(int)>& time, double target = 0.01) {
+// does, each call's SM clock read as `clock(i)` against an unthrottled line of 1961 MHz (an H100's);
+// the number of calls the run makes.
+int calls_until_stop(const check::CallPlan& plan, const std::function<double(int)>& time, double target = 0.01,
+                     const std::function<unsigned(int)>& clock = [](int) { return 1980u; }) {
   std::vector<double> ms;
+  std::vector<unsigned> mhz;
   for (int i = 0; i < static_cast<int>(plan.timed.size()); ++i) {
     ms.push_back(time(i));
-    if (check::ends_run(plan, ms, target)) break;
+    mhz.push_back(clock(i));
+    if (check::ends_run(plan, ms, mhz, target, 1961)) break;
   }
   return static_cast<int>(ms.size());
 }
@@ -163,23 +167,28 @@ TEST_CASE("a steady kernel stops at the first stop, a noisy one or one fast on s
   CHECK(calls_until_stop(fixed, [&](int) { return steady(rng); }) == 109);
 }
 
-TEST_CASE("a baseline whose trend would move its mean by more than the target runs on; a candidate's trend is only recorded",
-          "[check]") {
+TEST_CASE("an adaptive run does not stop early while the GPU runs below its unthrottled clock", "[check]") {
+  const auto candidate = check::plan_calls(hundred_calls(timing::TimingMode::adaptive), 5, check::Caller::candidate);
   const auto [own_pass, distribution_pass] = check::baseline_passes(hundred_calls(timing::TimingMode::adaptive));
   const auto baseline = check::plan_calls(own_pass, 5, check::Caller::baseline);
-  const auto candidate = check::plan_calls(hundred_calls(timing::TimingMode::adaptive), 5, check::Caller::candidate);
-  CHECK(baseline.trend_to == 100);
-  CHECK(candidate.trend_to == 0);
-  // 0.03% faster each call, no noise: the halves of twenty calls differ by 0.3%, but the line carried
-  // to the hundredth call moves the mean by 0.0003 * 80 / 2 = 1.2%, then 0.9% from the fortieth.
-  const auto falling = [](int i) { return 1.0 - 0.0003 * i; };
-  CHECK(calls_until_stop(baseline, falling) == 40);
-  int own = 0;  // the candidate's own calls so far: the distributions' (5 ms) do not count
-  CHECK(calls_until_stop(candidate, [&](int i) {
-          return candidate.timed[static_cast<size_t>(i)].distribution == "own" ? falling(own++) : 5.0;
-        }) == 29);
-  // Steady calls stop at the first stop either way.
-  CHECK(calls_until_stop(baseline, [](int i) { return i % 2 ? 1.01 : 0.99; }) == 20);
+  const auto steady = [](int i) { return i % 2 ? 1.01 : 0.99; };
+  // Steady times at the full clock: the first stop.
+  CHECK(calls_until_stop(candidate, steady) == 29);
+  CHECK(calls_until_stop(baseline, steady) == 20);
+  // The same times while the clock recovers from earlier work (L2#56's eager reference on the H100:
+  // 1740-1755 MHz for its first twenty calls, 1830 MHz and above after): the run goes on until every
+  // call so far reached the line, which no later stop can undo, so to the last call.
+  const auto recovering = [](int i) { return i < 25 ? 1740u : 1965u; };
+  CHECK(calls_until_stop(candidate, steady, 0.01, recovering) == 109);
+  CHECK(calls_until_stop(baseline, steady, 0.01, recovering) == 100);
+  // One call below the line is enough, whenever it comes before the stop.
+  CHECK(calls_until_stop(candidate, steady, 0.01, [](int i) { return i == 28 ? 1950u : 1980u; }) == 109);
+  // Where no clock is known (0 read, 0 asked), only the times decide.
+  std::vector<double> ms;
+  std::vector<unsigned> unknown;
+  for (int i = 0; i < 29; ++i) ms.push_back(steady(i)), unknown.push_back(0);
+  CHECK(check::ends_run(candidate, ms, unknown, 0.01, 0));
+  CHECK_FALSE(check::ends_run(candidate, ms, unknown, 0.01, 1961));
 }
 
 TEST_CASE("a candidate skipping work on a share of its calls is caught as often as promised however the run ends",

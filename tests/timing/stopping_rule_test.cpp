@@ -49,26 +49,3 @@ TEST_CASE("calls that drift between their halves are not known, however narrow t
   CHECK(timing::relative_drift({1.0, 5.0, 1.0}) == Approx(0.0).margin(1e-12));
   CHECK(std::isinf(timing::relative_drift({1.0})));
 }
-
-TEST_CASE("a trend carried on to the last call moves the mean by half the calls to come times the slope", "[timing]") {
-  // 20 calls falling 0.004 ms a call from 5.8 ms: the halves differ by 0.69%, within 1%, but the same
-  // line carried on to 100 calls moves the mean by 0.004 * 80 / 2 = 0.16 ms, 2.8% of 5.762.
-  std::vector<double> falling;
-  for (int i = 0; i < 20; ++i) falling.push_back(5.8 - 0.004 * i);
-  CHECK(timing::relative_drift(falling) < 0.01);
-  CHECK(timing::projected_trend(falling, 100) == Approx(0.16 / 5.762).epsilon(0.001));
-  CHECK(timing::precise_enough(falling, 0.01));
-  CHECK_FALSE(timing::precise_enough(falling, 0.01, 100));
-  // The slope's sign does not matter, and nothing is carried where no call is to come.
-  std::vector<double> rising;
-  for (int i = 0; i < 20; ++i) rising.push_back(5.8 + 0.004 * i);
-  CHECK(timing::projected_trend(rising, 100) == Approx(0.16 / 5.838).epsilon(0.001));
-  CHECK(timing::projected_trend(rising, 20) == 0);
-  // Calls alternating 0.99 and 1.01 ms have the slope 0.1 / 665 ms a call (the last is a slow one),
-  // 0.6% over 80 calls to come; too few calls have no trend that can be known.
-  std::vector<double> steady;
-  for (int i = 0; i < 20; ++i) steady.push_back(i % 2 ? 1.01 : 0.99);
-  CHECK(timing::projected_trend(steady, 100) == Approx(0.1 / 665 * 40).epsilon(0.001));
-  CHECK(timing::precise_enough(steady, 0.01, 100));
-  CHECK(std::isinf(timing::projected_trend({1.0, 1.0}, 100)));
-}
