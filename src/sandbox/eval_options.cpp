@@ -127,7 +127,8 @@ const std::vector<Option>& options() {
       number("rtol", [](S& s) -> double& { return s.request.check.tolerance.rtol; }, "relative tolerance (default: the problem's)"),
       integer<int>("timing_trials", [](S& s) -> int& { return s.request.timing.trials; }, 1, 100000,
                    "timed trials (adaptive timing: the most)"),
-      timing_mode("timing", "fixed: every timed trial; adaptive: until the mean is known within timing_target; "
+      timing_mode("timing", "fixed: every timed trial; adaptive: until the mean is known within timing_target at the "
+                            "GPU's unthrottled clock; "
                             "both: adaptive's figure and every trial's, on the same calls"),
       integer<int>("timing_min_trials", [](S& s) -> int& { return s.request.timing.min_trials; }, 2, 100000,
                    "adaptive timing: trials before the first stop and between two stops"),

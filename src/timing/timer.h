@@ -17,7 +17,8 @@ namespace kbench::timing {
 
 // How many timed calls run. `fixed`: all of them (KernelBench's count, for comparing with its
 // figures). `adaptive`: from `min_trials` on, until the mean is known within `target`
-// (timing/stopping_rule.h), at most all of them. `both`: adaptive's calls, run to the maximum, so
+// (timing/stopping_rule.h) with every call at the GPU's unthrottled clock (check::ends_run), at most
+// all of them. `both`: adaptive's calls, run to the maximum, so
 // that one run gives the adaptive figure and the figure of all the calls, on the same calls.
 enum class TimingMode { fixed, adaptive, both };
 const char* mode_name(TimingMode mode);
@@ -29,8 +30,8 @@ struct TimingOptions {
   int trials = 100;  // the most, under an adaptive mode
   bool flush_l2 = true;
   double noisy_cv = 0.10;  // a coefficient of variation above this flags the measurement as noisy
-  // Fixed by default: adaptive figures differed from all-calls ones by up to 5.9% (README, "How
-  // kbench measures").
+  // Fixed by default: KernelBench's count, and adaptive figures still part from it by up to 2.6%
+  // in some runs (README, "How kbench measures").
   TimingMode mode = TimingMode::fixed;
   int min_trials = 20;   // adaptive: calls before the first stop, and between two stops
   double target = 0.01;  // adaptive: the 95% interval's half-width, as a share of the mean
