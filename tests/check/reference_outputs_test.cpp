@@ -102,11 +102,28 @@ TEST_CASE("a candidate's output set aside for the reference comes back whole, al
   CHECK(kept.toTensor().is_same(a));
 }
 
-TEST_CASE("finiteness is checked chunk by chunk, to the last element", "[check]") {
-  auto big = torch::zeros({(int64_t{1} << 24) + 5});  // past one chunk
+TEST_CASE("finiteness is read from each tensor's extremes: a NaN or an infinity anywhere is found", "[check]") {
+  auto big = torch::zeros({(int64_t{1} << 24) + 5});  // larger than one reduction block's share
   CHECK(kbench::check::all_finite(big));
-  big[big.numel() - 1] = std::numeric_limits<float>::infinity();
-  CHECK_FALSE(kbench::check::all_finite(big));
-  const auto strided = torch::zeros({4, 6}).t();  // not contiguous
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()}) {
+    for (const int64_t at : {int64_t{0}, big.numel() / 2, big.numel() - 1}) {
+      INFO(bad << " at " << at);
+      auto t = big.clone();
+      t[at] = bad;
+      CHECK_FALSE(kbench::check::all_finite(t));
+      // In the second tensor of a tuple, beside a finite one and an integer one.
+      CHECK_FALSE(kbench::check::all_finite(c10::ivalue::Tuple::create({torch::ones({3}), torch::tensor({1, 2}), t})));
+    }
+  }
+  // Not contiguous, in double, or empty: finite.
+  const auto strided = torch::zeros({4, 6}).t();
   CHECK(kbench::check::all_finite(c10::ivalue::Tuple::create({strided, torch::tensor({1, 2})})));
+  auto wide = torch::zeros({4, 6}, torch::kDouble).t();
+  CHECK(kbench::check::all_finite(wide));
+  wide[5][3] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_FALSE(kbench::check::all_finite(wide));
+  CHECK(kbench::check::all_finite(torch::zeros({0, 3})));
+  // Finite in its own dtype is finite: a double beyond float's range too.
+  CHECK(kbench::check::all_finite(torch::full({2}, 1e300, torch::kDouble)));
 }
