@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "check/reference_outputs.h"
+#include "fixtures.h"
 #include "catch.h"
 
 using kbench::check::ReferenceOutputCache;
@@ -126,4 +127,25 @@ TEST_CASE("finiteness is read from each tensor's extremes: a NaN or an infinity 
   CHECK(kbench::check::all_finite(torch::zeros({0, 3})));
   // Finite in its own dtype is finite: a double beyond float's range too.
   CHECK(kbench::check::all_finite(torch::full({2}, 1e300, torch::kDouble)));
+}
+
+TEST_CASE("finiteness on the GPU: a NaN or an infinity anywhere is found, in float, half and strided tensors", "[gpu]") {
+  if (!kbench::testing::gpu_or_skip()) return;
+  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
+  for (const auto dtype : {torch::kFloat, torch::kHalf, torch::kBFloat16}) {
+    const auto big = torch::randn({(int64_t{1} << 26) + 4}, cuda.dtype(dtype));  // many blocks' worth
+    INFO("dtype " << dtype);
+    CHECK(kbench::check::all_finite(big));
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()}) {
+      for (const int64_t at : {int64_t{0}, big.numel() / 3, big.numel() - 1}) {
+        INFO(bad << " at " << at);
+        auto t = big.clone();
+        t[at] = bad;
+        CHECK_FALSE(kbench::check::all_finite(t));
+        CHECK_FALSE(kbench::check::all_finite(t.view({2, -1}).t()));  // the same values, not contiguous
+      }
+    }
+  }
+  CHECK(kbench::check::all_finite(torch::zeros({0}, cuda)));
 }
