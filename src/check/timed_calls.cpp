@@ -179,7 +179,8 @@ bool ends_run(const CallPlan& plan, const std::vector<double>& trial_ms, const s
   const int n = static_cast<int>(trial_ms.size());
   if (std::find(plan.stops.begin(), plan.stops.end(), n) == plan.stops.end()) return false;
   if (n == plan.stops.back()) return true;
-  const bool unthrottled = std::all_of(sm_mhz.begin(), sm_mhz.end(), [&](unsigned mhz) { return mhz >= unthrottled_mhz; });
+  const bool unthrottled =
+      std::all_of(sm_mhz.begin(), sm_mhz.end(), [&](unsigned mhz) { return mhz >= unthrottled_mhz; });
   return unthrottled && timing::precise_enough(own_times(plan, trial_ms, n), target);
 }
 
@@ -272,7 +273,8 @@ nlohmann::json to_json(const TimedCalls& t) {
   j["distributions"] = distributions;
   j["protocol"] = {{"seed", t.seed}, {"fresh_inputs", t.fresh_inputs}, {"mode", timing::mode_name(t.mode)},
                    {"timed_calls", t.timed_calls}, {"max_calls", t.max_calls}, {"calls_run", t.calls_run},
-                   {"interval", t.interval}, {"drift", t.drift}, {"unthrottled_sm_mhz", t.unthrottled_sm_mhz}, {"check_probability", t.check_probability}, {"checked", t.checked},
+                   {"interval", t.interval}, {"drift", t.drift}, {"unthrottled_sm_mhz", t.unthrottled_sm_mhz},
+                   {"check_probability", t.check_probability}, {"checked", t.checked},
                    {"checks_skipped", t.checks_skipped}, {"redraw_ms", t.redraw_ms}, {"checks_ms", t.checks_ms},
                    {"checks_split", {{"inputs_ms", t.check_inputs_ms}, {"reference_ms", t.check_reference_ms},
                                      {"compare_ms", t.check_compare_ms}}}};

@@ -201,7 +201,8 @@ void add_timing_mode_options(CLI::App* cmd, timing::TimingOptions& timing) {
       {"fixed", timing::TimingMode::fixed}, {"adaptive", timing::TimingMode::adaptive}, {"both", timing::TimingMode::both}};
   cmd->add_option("--timing", timing.mode,
                   "fixed (default): every timed trial (KernelBench's count); adaptive: until the mean is known within "
-                  "--timing-target at the GPU's unthrottled clock; both: adaptive's figure and every trial's, on the same calls")
+                  "--timing-target at the GPU's unthrottled clock; both: adaptive's figure and every trial's, on the "
+                  "same calls")
       ->transform(CLI::CheckedTransformer(modes).description(""))
       ->type_name("fixed|adaptive|both");
   cmd->add_option("--timing-min-trials", timing.min_trials,

@@ -6,7 +6,8 @@
 // calls and slow on others has a wide interval and runs to the maximum. The halves catch a drift the
 // interval cannot: on the H100 the eager baseline of L2#56 ran 5.79, 5.71, 5.57 ms over its first
 // thirty calls and settled near 5.4 ms after sixty, an interval within 1% at twenty calls and a
-// figure 4% from the one of all its calls.
+// figure 4% from the one of all its calls. What the times cannot show, a GPU still throttled by
+// earlier work, the SM clocks do: check::ends_run asks for both.
 #pragma once
 
 #include <vector>

@@ -129,7 +129,8 @@ TEST_CASE("finiteness is read from each tensor's extremes: a NaN or an infinity 
   CHECK(kbench::check::all_finite(torch::full({2}, 1e300, torch::kDouble)));
 }
 
-TEST_CASE("finiteness on the GPU: a NaN or an infinity anywhere is found, in float, half and strided tensors", "[gpu]") {
+TEST_CASE("finiteness on the GPU: a NaN or an infinity anywhere is found, in float, half and strided tensors",
+          "[gpu]") {
   if (!kbench::testing::gpu_or_skip()) return;
   const auto cuda = torch::TensorOptions().device(torch::kCUDA);
   for (const auto dtype : {torch::kFloat, torch::kHalf, torch::kBFloat16}) {
