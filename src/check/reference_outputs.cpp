@@ -50,19 +50,18 @@ void with_output_in_host_memory(c10::IValue& output, bool offload, const std::fu
 }
 
 bool all_finite(const c10::IValue& value) {
-  // One min/max pass per tensor and one wait for the device: aminmax propagates NaN, and an
-  // infinity is an extreme. It holds no temporary the size of its input, which isfinite() did (a
+  // One min/max pass and one wait for the device per tensor: aminmax propagates NaN, and an
+  // infinity is an extreme. It holds no temporary the size of its input, which isfinite() does (a
   // multi-GB output's did not fit beside the two outputs under --gpu-memory 22).
   std::vector<at::Tensor> tensors;
   collect_tensors(value, tensors);
-  std::vector<at::Tensor> extremes;
   for (const auto& t : tensors) {
     if (!t.is_floating_point() || t.numel() == 0) continue;
-    const auto [lo, hi] = at::aminmax(t);
-    extremes.push_back(lo.to(at::kDouble).view(1));
-    extremes.push_back(hi.to(at::kDouble).view(1));
+    // PyTorch 1.13 has no half-precision aminmax on the CPU; there a float copy costs no GPU memory.
+    const auto [lo, hi] = at::aminmax(t.is_cuda() || t.element_size() >= 4 ? t : t.to(at::kFloat));
+    if (!at::isfinite(at::stack({lo, hi})).all().item<bool>()) return false;
   }
-  return extremes.empty() || at::isfinite(at::cat(extremes)).all().item<bool>();
+  return true;
 }
 
 int64_t bytes_of(const c10::IValue& value) {

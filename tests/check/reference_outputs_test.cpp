@@ -103,50 +103,48 @@ TEST_CASE("a candidate's output set aside for the reference comes back whole, al
   CHECK(kept.toTensor().is_same(a));
 }
 
-TEST_CASE("finiteness is read from each tensor's extremes: a NaN or an infinity anywhere is found", "[check]") {
-  auto big = torch::zeros({(int64_t{1} << 24) + 5});  // larger than one reduction block's share
-  CHECK(kbench::check::all_finite(big));
+namespace {
+
+// `finite` (an even count of elements) is found finite, and a NaN, +inf or -inf put at its first,
+// middle or last element is found: alone, in a tuple beside a finite tensor and an integer one, and
+// in a view that is not contiguous.
+void check_finiteness(const at::Tensor& finite) {
+  CHECK(kbench::check::all_finite(finite));
   for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
                           -std::numeric_limits<float>::infinity()}) {
-    for (const int64_t at : {int64_t{0}, big.numel() / 2, big.numel() - 1}) {
-      INFO(bad << " at " << at);
-      auto t = big.clone();
-      t[at] = bad;
+    for (const int64_t at : {int64_t{0}, finite.numel() / 2, finite.numel() - 1}) {
+      INFO(bad << " at " << at << " of " << finite.numel() << " " << finite.dtype() << " on " << finite.device());
+      auto t = finite.clone();
+      t.view(-1)[at] = bad;
       CHECK_FALSE(kbench::check::all_finite(t));
-      // In the second tensor of a tuple, beside a finite one and an integer one.
-      CHECK_FALSE(kbench::check::all_finite(c10::ivalue::Tuple::create({torch::ones({3}), torch::tensor({1, 2}), t})));
+      CHECK_FALSE(kbench::check::all_finite(
+          c10::ivalue::Tuple::create({torch::ones({3}, t.options()), torch::tensor({1, 2}), t})));
+      CHECK_FALSE(kbench::check::all_finite(t.view({2, -1}).t()));
     }
   }
-  // Not contiguous, in double, or empty: finite.
-  const auto strided = torch::zeros({4, 6}).t();
-  CHECK(kbench::check::all_finite(c10::ivalue::Tuple::create({strided, torch::tensor({1, 2})})));
-  auto wide = torch::zeros({4, 6}, torch::kDouble).t();
-  CHECK(kbench::check::all_finite(wide));
-  wide[5][3] = std::numeric_limits<double>::quiet_NaN();
-  CHECK_FALSE(kbench::check::all_finite(wide));
+}
+
+}  // namespace
+
+TEST_CASE("finiteness on the CPU: a NaN or an infinity anywhere is found", "[check]") {
+  check_finiteness(torch::zeros({(int64_t{1} << 24) + 6}));
+  check_finiteness(torch::zeros({4, 6}, torch::kDouble));
   CHECK(kbench::check::all_finite(torch::zeros({0, 3})));
+  check_finiteness(torch::zeros({10}, torch::kHalf));
+  CHECK(kbench::check::all_finite(torch::full({2}, 65504, torch::kHalf)));  // half's largest is finite
   // Finite in its own dtype is finite: a double beyond float's range too.
   CHECK(kbench::check::all_finite(torch::full({2}, 1e300, torch::kDouble)));
 }
 
-TEST_CASE("finiteness on the GPU: a NaN or an infinity anywhere is found, in float, half and strided tensors",
+TEST_CASE("finiteness on the GPU, from each tensor's extremes: a NaN or an infinity anywhere is found, in float, "
+          "half and bfloat16",
           "[gpu]") {
   if (!kbench::testing::gpu_or_skip()) return;
-  const auto cuda = torch::TensorOptions().device(torch::kCUDA);
-  for (const auto dtype : {torch::kFloat, torch::kHalf, torch::kBFloat16}) {
-    const auto big = torch::randn({(int64_t{1} << 26) + 4}, cuda.dtype(dtype));  // many blocks' worth
-    INFO("dtype " << dtype);
-    CHECK(kbench::check::all_finite(big));
-    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity()}) {
-      for (const int64_t at : {int64_t{0}, big.numel() / 3, big.numel() - 1}) {
-        INFO(bad << " at " << at);
-        auto t = big.clone();
-        t[at] = bad;
-        CHECK_FALSE(kbench::check::all_finite(t));
-        CHECK_FALSE(kbench::check::all_finite(t.view({2, -1}).t()));  // the same values, not contiguous
-      }
-    }
-  }
-  CHECK(kbench::check::all_finite(torch::zeros({0}, cuda)));
+  for (const auto dtype : {torch::kFloat, torch::kHalf, torch::kBFloat16})
+    check_finiteness(torch::randn({(int64_t{1} << 26) + 4}, torch::TensorOptions().device(torch::kCUDA).dtype(dtype)));
+  CHECK(kbench::check::all_finite(torch::zeros({0}, torch::TensorOptions().device(torch::kCUDA))));
+  // An output of tensors on two devices (a CPU scalar beside the GPU's answer).
+  const auto gpu = torch::zeros({8}, torch::TensorOptions().device(torch::kCUDA));
+  CHECK(kbench::check::all_finite(c10::ivalue::Tuple::create({gpu, torch::ones({1})})));
+  CHECK_FALSE(kbench::check::all_finite(c10::ivalue::Tuple::create({gpu, torch::full({1}, NAN)})));
 }
