@@ -107,8 +107,8 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
     out = c10::IValue();
     r.checks_ms += ms_since(t0);
   };
-  // `both` notes where adaptive timing would have ended and carries on to the last call.
   r.unthrottled_sm_mhz = current_unthrottled_sm_mhz();
+  // `both` notes where adaptive timing would have ended and carries on to the last call.
   hooks.finished = [&](int, const timing::Measurement& so_far) {
     if (r.timed_calls == 0 &&
         ends_run(plan, so_far.trial_ms, so_far.trial_sm_mhz, options.timing.target, r.unthrottled_sm_mhz))

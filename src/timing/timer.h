@@ -18,8 +18,8 @@ namespace kbench::timing {
 // How many timed calls run. `fixed`: all of them (KernelBench's count, for comparing with its
 // figures). `adaptive`: from `min_trials` on, until the mean is known within `target`
 // (timing/stopping_rule.h) with every call at the GPU's unthrottled clock (check::ends_run), at most
-// all of them. `both`: adaptive's calls, run to the maximum, so
-// that one run gives the adaptive figure and the figure of all the calls, on the same calls.
+// all of them. `both`: adaptive's calls, run to the maximum, so that one run gives the adaptive
+// figure and the figure of all the calls, on the same calls.
 enum class TimingMode { fixed, adaptive, both };
 const char* mode_name(TimingMode mode);
 // The mode called `name`; false where none is.
