@@ -4,8 +4,9 @@
 Per pass (a JSON-lines file of records): the calls each timed candidate needed (median, max) and,
 for records made under --timing both, how far each adaptive speedup is from the speedup of all the
 calls on the same calls (median, worst, and the three worst with the candidate's and the eager
-baseline's share of the gap and their SM clocks). Across passes, matched by submission: each figure's
-run-to-run spread. Usage: timing-agreement.py PASS.jsonl [PASS.jsonl ...]
+baseline's share of the gap and their SM clocks), also over the candidates whose all-calls figures
+kbench did not flag (throttled or noisy: figures it warns are not to be trusted themselves). Across
+passes, matched by submission: each figure's run-to-run spread. Usage: timing-agreement.py PASS.jsonl [PASS.jsonl ...]
 """
 import json
 import statistics
@@ -32,10 +33,17 @@ def parts(r):
     return "; ".join(out)
 
 
+def flagged(r):
+    """Whether kbench flagged the candidate's or the eager baseline's all-calls figure."""
+    t = r["timing"]
+    return any(t.get(who, {}).get("all_calls", {}).get(flag) for who in ("candidate", "eager")
+               for flag in ("throttled", "noisy"))
+
+
 def figures(path):
     """Per submission: the adaptive speedup, the all-calls (fixed count) one, calls counted, and
-    where the two speedups part (under --timing both)."""
-    adaptive, fixed, calls, where = {}, {}, [], {}
+    where the two speedups part (under --timing both), and which all-calls figures were flagged."""
+    adaptive, fixed, calls, where, flags = {}, {}, [], {}, set()
     for line in open(path):
         r = json.loads(line)
         t = r.get("timing", {})
@@ -48,7 +56,9 @@ def figures(path):
         if "speedup_eager_all_calls" in t:
             fixed[name] = t["speedup_eager_all_calls"]
             where[name] = parts(r)
-    return adaptive, fixed, sorted(calls), where
+            if flagged(r):
+                flags.add(name)
+    return adaptive, fixed, sorted(calls), where, flags
 
 
 def differences(a, b):
@@ -63,12 +73,15 @@ def show(label, d):
 
 
 passes = [figures(p) for p in sys.argv[1:]]
-for i, (adaptive, fixed, calls, where) in enumerate(passes, 1):
+for i, (adaptive, fixed, calls, where, flags) in enumerate(passes, 1):
     if calls:
         stopped = sum(1 for n, most in calls if n < most)
         print(f"pass {i}: calls per timed candidate: median {calls[len(calls) // 2][0]}, max {calls[-1][0]} "
               f"({stopped} of {len(calls)} stopped before the maximum)")
     show(f"pass {i}: adaptive vs all-calls speedup on the same calls", differences(adaptive, fixed))
+    if flags:
+        show(f"pass {i}: the same where no all-calls figure is flagged ({len(flags)} flagged)",
+             differences({k: v for k, v in adaptive.items() if k not in flags}, fixed))
     worst = sorted(((abs(adaptive[k] / fixed[k] - 1) * 100, k) for k in adaptive.keys() & fixed.keys() if fixed[k] > 0),
                    reverse=True)
     for d, k in worst[:3]:

@@ -108,6 +108,8 @@ struct TimedCalls {
   int timed_calls = 0;  // the calls that count: up to the stop the mode chose
   int max_calls = 0;    // the plan's calls
   int calls_run = 0;    // timed calls made: timed_calls, but max_calls under `both`
+  double target = 0;    // adaptive modes: the interval asked for (a baseline's is half a candidate's)
+  int min_calls = 0;    // adaptive modes: own calls before the first stop and between two stops
   double interval = 0;  // the 95% interval's half-width reached, as a share of the mean
   double drift = 0;     // the later half's mean against the earlier half's, as a share
   unsigned unthrottled_sm_mhz = 0;  // the SM clock every call before an early stop reached (0: not known)
@@ -128,8 +130,9 @@ struct TimedCalls {
 
 // Times a baseline's `call` on `reference`'s inputs, one set per distribution, with no check: the
 // eager reference (its forward seeded with the call's seed) or a compiled package. Its own calls
-// (stopped as the mode says) and then its distributions' (each `calls_per_distribution`), in two
-// runs: baseline_passes().
+// (stopped as the mode says, with twice the calls before each stop and half the target of a
+// candidate's) and then its distributions' (each `calls_per_distribution`), in two runs:
+// baseline_passes().
 TimedCalls time_calls(problems::Reference& reference, const std::function<void(const std::vector<c10::IValue>&, uint64_t seed)>& call,
                       const TimedCallOptions& options);
 std::pair<TimedCallOptions, TimedCallOptions> baseline_passes(const TimedCallOptions& options);

@@ -89,7 +89,9 @@ TEST_CASE("a baseline times all its own calls first, then each distribution's ca
     REQUIRE(own.timed.size() == 100);
     CHECK(own.warmup.size() == 3);
     for (const auto& c : own.timed) CHECK((c.distribution == "own" && !c.checked));
-    CHECK(own.stops == (mode == timing::TimingMode::fixed ? std::vector<int>{100} : std::vector<int>{20, 40, 60, 80, 100}));
+    // Adaptive: twice a candidate's own calls before each stop, to half its target.
+    CHECK(own.stops == (mode == timing::TimingMode::fixed ? std::vector<int>{100} : std::vector<int>{40, 80, 100}));
+    CHECK(own_pass.timing.target == Approx(0.005));
 
     const auto distributions = check::plan_calls(distribution_pass, 7, check::Caller::baseline);
     CHECK(distributions.warmup.empty());
@@ -174,13 +176,13 @@ TEST_CASE("an adaptive run does not stop early while the GPU runs below its unth
   const auto steady = [](int i) { return i % 2 ? 1.01 : 0.99; };
   // Steady times at the full clock: the first stop.
   CHECK(calls_until_stop(candidate, steady) == 29);
-  CHECK(calls_until_stop(baseline, steady) == 20);
+  CHECK(calls_until_stop(baseline, steady, own_pass.timing.target) == 40);
   // The same times while the clock recovers from earlier work (L2#56's eager reference on the H100:
   // 1740-1755 MHz for its first twenty calls, 1830 MHz and above after): the run goes on until every
   // call so far reached the line, which no later stop can undo, so to the last call.
   const auto recovering = [](int i) { return i < 25 ? 1740u : 1965u; };
   CHECK(calls_until_stop(candidate, steady, 0.01, recovering) == 109);
-  CHECK(calls_until_stop(baseline, steady, 0.01, recovering) == 100);
+  CHECK(calls_until_stop(baseline, steady, own_pass.timing.target, recovering) == 100);
   // One call below the line is enough, whenever it comes before the stop.
   CHECK(calls_until_stop(candidate, steady, 0.01, [](int i) { return i == 28 ? 1950u : 1980u; }) == 109);
   // Where no clock is known (0 read, 0 asked), only the times decide.
