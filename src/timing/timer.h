@@ -30,7 +30,7 @@ struct TimingOptions {
   int trials = 100;  // the most, under an adaptive mode
   bool flush_l2 = true;
   double noisy_cv = 0.10;  // a coefficient of variation above this flags the measurement as noisy
-  // Fixed by default: KernelBench's count, and adaptive figures still part from it by up to 2.6%
+  // Fixed by default: KernelBench's count, and adaptive figures still part from it by up to 2.2%
   // in some runs (README, "How kbench measures").
   TimingMode mode = TimingMode::fixed;
   int min_trials = 20;   // adaptive: calls before the first stop, and between two stops
