@@ -208,10 +208,17 @@ TEST_CASE("a worker restarted in a batch reuses the baselines timed before it", 
   CHECK(by_sample[0]["timing"]["eager_reused"] == false);
   CHECK(by_sample[2]["timing"]["eager_reused"] == true);
   CHECK(by_sample[2]["timing"]["eager"]["mean_ms"] == by_sample[0]["timing"]["eager"]["mean_ms"]);
-  // Marked as the earlier worker's, for the eager and the compiled figure alike.
+  // Marked as the earlier worker's, for the eager and the compiled figure alike. A compiled figure
+  // carries over only where it was timed in the worker (an AOTInductor package in the cache,
+  // scripts/compile_baselines.py --path aoti); one read from baselines/ is read again instead.
   CHECK(!by_sample[0]["timing"]["eager"].contains("from_earlier_worker"));
   CHECK(by_sample[2]["timing"]["eager"]["from_earlier_worker"] == true);
-  CHECK(by_sample[2]["timing"]["compiled"]["from_earlier_worker"] == true);
+  if (by_sample[0]["timing"]["compiled"].value("clean", false)) {
+    CHECK(by_sample[2]["timing"]["compiled"]["from_earlier_worker"] == true);
+  } else {
+    WARN("no AOTInductor package of L1#19 in the cache: the compiled figure's carry-over is not tested");
+    CHECK(!by_sample[2]["timing"]["compiled"].contains("from_earlier_worker"));
+  }
   // The candidate itself is timed again: only the reference's figures carry over.
   CHECK(by_sample[2]["timing"]["candidate"] != by_sample[0]["timing"]["candidate"]);
 }
