@@ -5,8 +5,9 @@ Per pass (a JSON-lines file of records): the calls each timed candidate needed (
 for records made under --timing both, how far each adaptive speedup is from the speedup of all the
 calls on the same calls (median, worst, and the three worst with the candidate's and the eager
 baseline's share of the gap and their SM clocks), also over the candidates whose all-calls figures
-kbench did not flag (throttled or noisy: figures it warns are not to be trusted themselves). Across
-passes, matched by submission: each figure's run-to-run spread. Usage: timing-agreement.py PASS.jsonl [PASS.jsonl ...]
+kbench did not flag (throttled or noisy: figures it warns are not to be trusted themselves).
+Across passes, matched by submission: each figure's run-to-run spread.
+Usage: timing-agreement.py PASS.jsonl [PASS.jsonl ...]
 """
 import json
 import statistics
