@@ -206,10 +206,12 @@ void add_timing_mode_options(CLI::App* cmd, timing::TimingOptions& timing) {
       ->transform(CLI::CheckedTransformer(modes).description(""))
       ->type_name("fixed|adaptive|both");
   cmd->add_option("--timing-min-trials", timing.min_trials,
-                  "Adaptive timing: trials before the first stop and between two stops (default 20)")
+                  "Adaptive timing: a candidate's trials before the first stop and between two stops (default 20; "
+                  "baselines twice as many)")
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--timing-target", timing.target,
-                  "Adaptive timing: the 95% interval's half-width as a share of the mean (default 0.01)")
+                  "Adaptive timing: the 95% interval's half-width as a share of the mean (default 0.01; baselines "
+                  "half of it)")
       ->check(CLI::PositiveNumber);
 }
 

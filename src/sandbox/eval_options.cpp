@@ -131,9 +131,11 @@ const std::vector<Option>& options() {
                             "GPU's unthrottled clock; "
                             "both: adaptive's figure and every trial's, on the same calls"),
       integer<int>("timing_min_trials", [](S& s) -> int& { return s.request.timing.min_trials; }, 2, 100000,
-                   "adaptive timing: trials before the first stop and between two stops"),
+                   "adaptive timing: a candidate's trials before the first stop and between two stops (baselines "
+                   "twice as many)"),
       number("timing_target", [](S& s) -> double& { return s.request.timing.target; },
-             "adaptive timing: the 95% interval's half-width as a share of the mean (0.01: within 1%)"),
+             "adaptive timing: the 95% interval's half-width as a share of the mean (0.01: within 1%; baselines "
+             "half of it)"),
       integer<int>("warmup", [](S& s) -> int& { return s.request.timing.warmup; }, 0, 10000, "warm-up runs before timing"),
       flag("no_flush", [](S& s) -> bool& { return s.request.timing.flush_l2; }, true,
            "do not flush the L2 before each timed trial"),
