@@ -112,14 +112,17 @@ std::string first_line_of_interest(const std::string& what);
 // `fragile`; a crash, a mutation or a missing kernel stays what it is.
 Verdict robustness_verdict(Verdict trial_verdict);
 
-// Failures of integrity (kernels that do not do the work, inputs written): wherever a trial finds
-// one, it holds under KernelBench's rule too.
+// Failures of integrity (kernels that do not do the work, inputs written): kbench's own checks.
+// Wherever a robustness trial finds one, it is kbench's verdict whatever the inputs; KernelBench's
+// rule never sees them (its verdict comes from the comparisons on its own inputs alone).
 bool is_integrity_failure(Verdict v);
 
 // Trial order: inputs → candidate → input and parameter check → reference → compare. The reference
 // runs (or a kept output of it comes back from host memory) after the candidate, so no reference
 // output of this trial exists on the GPU while the candidate runs. The trials on the problem's own
-// inputs run while either rule holds; the robustness trials run only while kbench's rule holds.
+// inputs run while either rule holds, and compare the output whenever forward returned, so that
+// KernelBench's verdict is decided by its rule alone; the robustness trials run only while kbench's
+// rule holds.
 // Every trial runs under a memory guard (check/memory_guard.h): the first one poisons all free
 // memory and checks it for stray writes, the others poison what the candidate allocates and check
 // the guard zones after it. Every trial watches the PyTorch ops the host program calls

@@ -238,7 +238,7 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
                           const Tolerance& tolerance) {
   CallPlan plan;
   const auto check = [&](size_t index, c10::IValue output, TimedCalls& r) {
-    if (r.verdict != Verdict::correct && r.upstream_verdict != Verdict::correct) return;  // nothing left to find
+    if (r.verdict != Verdict::correct) return;  // nothing left to find
     const auto& c = plan.timed[index];
     const bool robustness = c.distribution != problems::kOwnDistribution;
     c10::IValue expected;
@@ -265,10 +265,7 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
                                      options.offload_candidate_output);
     r.check_compare_ms += ms_since(t0);
     const std::string why = "correct when checked, but " + call_label(plan, index) + " gave a wrong output: ";
-    if (cmp.verdict != Verdict::correct && r.verdict == Verdict::correct)
-      r.verdict = Verdict::inconsistent, r.message = why + cmp.message;
-    if (!robustness && cmp.upstream_verdict != Verdict::correct && r.upstream_verdict == Verdict::correct)
-      r.upstream_verdict = Verdict::inconsistent, r.upstream_message = why + cmp.upstream_message;
+    if (cmp.verdict != Verdict::correct) r.verdict = Verdict::inconsistent, r.message = why + cmp.message;
   };
   return run_calls(
       reference, options, Caller::candidate,

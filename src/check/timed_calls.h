@@ -119,10 +119,10 @@ struct TimedCalls {
   int checked = 0;
   // Checks that could not count (the reference not finite on a robustness distribution's inputs).
   int checks_skipped = 0;
-  // A checked call whose output was wrong, under kbench's rule and under KernelBench's (on the
-  // problem's own inputs only): `inconsistent`.
-  Verdict verdict = Verdict::correct, upstream_verdict = Verdict::correct;
-  std::string message, upstream_message;
+  // A checked call whose output was wrong: `inconsistent`. kbench's alone: KernelBench checks no
+  // timed call.
+  Verdict verdict = Verdict::correct;
+  std::string message;
   double redraw_ms = 0;  // drawing inputs (untimed), summed over the draws
   double checks_ms = 0;  // the checks: inputs drawn again, the reference, the comparison
   double check_inputs_ms = 0, check_reference_ms = 0, check_compare_ms = 0;  // of checks_ms: its three parts

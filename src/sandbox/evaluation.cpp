@@ -45,20 +45,18 @@ void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) 
 }
 
 // Once a candidate has been checked it has two verdicts: kbench's (robustness trials, atol scaled to
-// the output) and KernelBench's (its own inputs, the tolerance of the rule the request names; see
-// check/correctness.h). The stages after the check can only take either from `correct` to a failure.
-// The record's `verdict` is the one of the evaluation's mode (--compat kernelbench[-v0.1] picks
-// KernelBench's); `verdicts` holds both, KernelBench's with the name of its rule.
+// the output, and every check of its own) and KernelBench's: what upstream's eval would say, under its
+// rule alone (the build, a forward that runs, the output's shape and allclose on the problem's own
+// inputs with the tolerance of the rule the request names; see check/correctness.h). kbench's own
+// checks (kernels that do no work, inputs or weights written, timed calls that disagree, process
+// state) fail kbench's verdict only. The stages after the check can only take either from `correct`
+// to a failure. The record's `verdict` is the one of the evaluation's mode (--compat
+// kernelbench[-v0.1] picks KernelBench's); `verdicts` holds both, KernelBench's with its rule's name.
 struct Verdicts {
   Verdict kbench = Verdict::correct, kernelbench = Verdict::correct;
   std::string kbench_message, kernelbench_message;
 
   bool either_correct() const { return kbench == Verdict::correct || kernelbench == Verdict::correct; }
-  // A failure that holds under both rules (a crash, a stray write, kernels that do no work).
-  void fail(Verdict v, const std::string& message) {
-    fail_kbench(v, message);
-    fail_kernelbench(v, message);
-  }
   void fail_kbench(Verdict v, const std::string& message) {
     if (kbench == Verdict::correct) kbench = v, kbench_message = message;
   }
@@ -502,8 +500,10 @@ bool torch_ops_policy_stage(const Run& run, const compile::HostProgram& host) {
   if (!run.req.check.forbid_torch_ops || host.computing_ops().empty()) return true;
   std::string ops;
   for (const auto& op : host.computing_ops()) ops += (ops.empty() ? "" : ", ") + op;
-  Verdicts verdicts;
-  verdicts.fail(Verdict::no_custom_kernel, "forward calls PyTorch ops that compute values (" + ops + "); --torch-ops forbid");
+  // KernelBench has no such rule, and nothing ran to tell what its eval would say.
+  Verdicts verdicts{Verdict::no_custom_kernel, Verdict::not_checked,
+                    "forward calls PyTorch ops that compute values (" + ops + "); --torch-ops forbid",
+                    "not run: --torch-ops forbid refused the program before it ran"};
   verdicts.write(run.record, run.req);
   run.record["torch_ops_refused"] = host.computing_ops();
   return false;
@@ -584,10 +584,8 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
            {"checks", candidate.checks_ms}, {"eager", 0.0}, {"compiled", 0.0}};
   nlohmann::json timing = {{"candidate", check::to_json(candidate)}};
   if (candidate.verdict != Verdict::correct) verdicts.fail_kbench(candidate.verdict, candidate.message);
-  if (candidate.upstream_verdict != Verdict::correct)
-    verdicts.fail_kernelbench(candidate.upstream_verdict, candidate.upstream_message);
   if (check::fingerprints(params) != params_before)
-    verdicts.fail(Verdict::input_mutated, "the candidate modified its parameters (params) during its timed calls");
+    verdicts.fail_kbench(Verdict::input_mutated, "the candidate modified its parameters (params) during its timed calls");
   if (!verdicts.either_correct()) return timing;
 
   timing["eager_reused"] = run.context.baselines.eager.count(baseline_key(run.problem.key(), run.req.timing)) > 0;
@@ -628,7 +626,8 @@ void timing_stage(const Run& run, const compile::HostProgram& host, const c10::D
   try {
     run.record["timing"] = measure_speed(run, host, params, check_options, correctness, verdicts);
   } catch (const std::exception& e) {
-    verdicts.fail(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
+    // KernelBench's eval keeps a candidate correct whose timing fails (error_during_performance).
+    verdicts.fail_kbench(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
     run.record["error_details"] = e.what();
   }
   run.phases["timing"] = ms_since(t0);
@@ -657,7 +656,7 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
     candidate["launch_overhead_ms"] = timed - candidate.value("forward_ms", 0.0);
     profile["candidate"] = candidate;
   } catch (const std::exception& e) {
-    verdicts.fail(check::classify_exception(e.what()), "during profiling: " + check::first_line_of_interest(e.what()));
+    verdicts.fail_kbench(check::classify_exception(e.what()), "during profiling: " + check::first_line_of_interest(e.what()));
     run.record["error_details"] = e.what();
     run.record["profile"] = {{"error", check::first_line_of_interest(e.what())}};
     return;
@@ -716,7 +715,7 @@ bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10:
                                                      run.context.reference_outputs, inputs);
   run.phases["ablation"] = ms_since(t0);
   run.record["ablation"] = check::to_json(ablation);
-  if (ablation.outputs_right) verdicts.fail(Verdict::no_custom_kernel, ablation.message);
+  if (ablation.outputs_right) verdicts.fail_kbench(Verdict::no_custom_kernel, ablation.message);
   return ablation.context_poisoned;
 }
 
@@ -725,7 +724,7 @@ bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10:
 void reference_integrity_stage(const Run& run, const check::Fingerprints& state_before, Verdicts& verdicts) {
   auto& context = run.context;
   if (check::fingerprints(context.reference->state()) == state_before) return;
-  verdicts.fail(Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
+  verdicts.fail_kbench(Verdict::input_mutated, "the candidate wrote into the reference's parameters (out-of-bounds write)");
   context.reference.reset();
   context.reference_key.clear();
   context.reference_outputs.clear();
@@ -747,7 +746,7 @@ void process_state_stage(const Run& run, Verdicts& verdicts, int checks_before, 
   run.record["process_state"]["changed"] = watch.change();
   const auto message = "the submission changed the worker's process state, which the reference and the baselines "
                        "share: " + watch.change();
-  verdicts = Verdicts{Verdict::state_changed, Verdict::state_changed, message, message};
+  verdicts.kbench = Verdict::state_changed, verdicts.kbench_message = message;  // KernelBench's eval watches no state
   for (const char* part : {"timing", "profile"})
     if (run.record.contains(part)) run.record[part] = {{"discarded", "measured after the submission changed the process state"}};
   auto& context = run.context;

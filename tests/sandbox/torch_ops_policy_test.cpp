@@ -25,7 +25,8 @@ TEST_CASE("under --torch-ops forbid a forward that calls PyTorch compute ops is 
   const auto nudged = compile_only("adversarial/torch_result_nudged.cu", 1, 19, true);
   CHECK(nudged["verdict"] == "no_custom_kernel");
   CHECK_THAT(nudged["message"].get<std::string>(), contains_text("aten::relu"));
-  CHECK(nudged["verdicts"]["kernelbench"]["verdict"] == "no_custom_kernel");  // the policy holds under both rules
+  // KernelBench has no such policy, and nothing ran to tell what its eval would say.
+  CHECK(nudged["verdicts"]["kernelbench"]["verdict"] == "not_checked");
   // Allowed (the default), it compiles and waits for a GPU like any other.
   CHECK(compile_only("adversarial/torch_result_nudged.cu", 1, 19, false)["verdict"] == "not_checked");
   // A program of kernels, allocation and views only passes the policy.
