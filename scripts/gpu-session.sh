@@ -211,7 +211,7 @@ PY
     cat "$LOGS/profile.log" | cut -c1-240
     save "$LOGS/profile/profile-2-12.json" ;;
   modelnew)
-    timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 3:4
+    timed export-modelnew python3 scripts/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 2:24 2:76 3:3 3:4
     timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
     grep -E -A10 "^[0-9]+: .*(FAILED|failed):?$" "$LOGS/ctest-modelnew.log" | cut -c1-300 | head -60  # which assertion

@@ -63,6 +63,14 @@ inline std::string fake_worker(const std::string& name, const std::string& body)
   return path.string();
 }
 
+// A fixture table's expected verdict: one name, or a list of which any will do.
+inline bool verdict_expected(const nlohmann::json& expected, const std::string& got) {
+  if (!expected.is_array()) return expected == got;
+  for (const auto& e : expected)
+    if (e == got) return true;
+  return false;
+}
+
 // GPU tests call this first; the printed marker makes ctest report the test as skipped.
 inline bool gpu_or_skip() {
   if (launch::device_count() > 0) return true;

@@ -90,7 +90,9 @@ void capture_gpu_settings(ProcessState& s, int device) {
   cudaFuncCache cache{};
   s["cuda.cache_config"] = cudaDeviceGetCacheConfig(&cache) == cudaSuccess ? text(cache) : "?";
   unsigned flags = 0;
-  s["cuda.device_flags"] = cudaGetDeviceFlags(&flags) == cudaSuccess ? text(flags) : "?";
+  // Without cudaDeviceLmemResizeToMax, which the runtime sets itself when a graph is captured: it
+  // keeps local memory allocated, and changes no kernel's result or speed.
+  s["cuda.device_flags"] = cudaGetDeviceFlags(&flags) == cudaSuccess ? text(flags & ~cudaDeviceLmemResizeToMax) : "?";
   for (const auto& [name, handle] : {std::pair{"cuda.current_stream.access_policy_window", stream.stream()},
                                      std::pair{"cuda.default_stream.access_policy_window", cudaStreamLegacy}}) {
     cudaStreamAttrValue value{};

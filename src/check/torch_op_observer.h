@@ -5,11 +5,14 @@
 // the copy or the flag is needed, though it computes nothing. So in every trial after the first,
 // each result of a value-computing op (compile::computes_values) with as many elements as an output
 // tensor gets a digest of its values as they are when the op returns; a returned output with the
-// same digest, made before a later kernel launch, is PyTorch's result handed through.
+// same digest, made before a later kernel launch, is PyTorch's result handed through. The same for
+// the compute functions of CUDA's libraries that the submission's extensions call themselves
+// (launch/library_calls.h): a cuBLAS GEMM copied into the output is the library's answer.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,8 +34,9 @@ struct ObservedResult {
   int64_t launches_before = 0;          // kbench.launch calls made before the op returned
 };
 
-// Observes the PyTorch ops that the current thread calls while alive, outside kbench.launch: which
-// value-computing ops the program called, and (with the outputs known) digests of their results.
+// Observes the PyTorch ops that the current thread, and the submission's own threads
+// (compile/submission_threads.h), call while alive, outside kbench.launch: which value-computing
+// ops the program called, and (with the outputs known) digests of their results.
 class TorchOpObserver {
  public:
   // `outputs` empty: only which ops ran (the first trial, before the reference's outputs are known).
@@ -47,11 +51,18 @@ class TorchOpObserver {
 
   // Called by the op callback as each op returns, `depth` being the number of ops it runs inside.
   void op_returned(const char* op, const std::vector<at::Tensor>& outputs, int depth);
+  // Called as a library function the submission called returns (launch/library_calls.h): it
+  // computed values, as a PyTorch op does; `result` is what it wrote (undefined: not readable yet).
+  void library_returned(const char* function, const at::Tensor& result);
 
  private:
   std::vector<OutputSpec> outputs_;
   std::vector<ObservedResult> results_;
   std::map<std::string, int64_t> computing_ops_ran_;
+  std::mutex mutex_;  // ops may return on several threads at once
+
+  // Keeps a digest of `result`, which is as large as output `output`.
+  void keep(const std::string& op, size_t output, const at::Tensor& result);
   const void* last_data_ = nullptr;  // where the last observed result lives,
   int last_depth_ = -1;              // how deep its op ran,
   size_t last_first_ = 0;            // and its first entry in results_

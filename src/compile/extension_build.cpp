@@ -121,9 +121,17 @@ const std::vector<std::string>& wrapped_launch_functions() {
   return functions;
 }
 
+const std::vector<std::string>& wrapped_library_functions() {
+  static const std::vector<std::string> functions = {"cublasSgemm_v2", "cublasSgemmStridedBatched", "cublasGemmEx",
+                                                     "cublasGemmStridedBatchedEx", "cublasLtMatmul",
+                                                     "cudnnConvolutionForward"};
+  return functions;
+}
+
 std::vector<std::string> extension_link_flags() {
   std::vector<std::string> flags;
-  for (const auto& f : wrapped_launch_functions()) flags.push_back("-Wl,--wrap=" + f);
+  for (const auto* list : {&wrapped_launch_functions(), &wrapped_library_functions()})
+    for (const auto& f : *list) flags.push_back("-Wl,--wrap=" + f);
   return flags;
 }
 

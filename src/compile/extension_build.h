@@ -61,6 +61,10 @@ struct ExtensionBuild {
 // __cudaLaunchKernel). An extension's calls of them go to kbench's wrappers, which the kbench
 // executable exports (launch/extension_launches.cpp), through these linker flags.
 const std::vector<std::string>& wrapped_launch_functions();
+
+// The compute functions of cuBLAS, cuBLASLt and cuDNN whose calls go to kbench's wrappers
+// (launch/library_calls.h), through the same kind of linker flags: their results are the library's.
+const std::vector<std::string>& wrapped_library_functions();
 std::vector<std::string> extension_link_flags();
 
 // A GPU architecture as TORCH_CUDA_ARCH_LIST writes it: "sm_90a" -> "9.0a", "sm_120" -> "12.0".

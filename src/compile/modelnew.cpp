@@ -1,13 +1,17 @@
 #include "compile/modelnew.h"
 
+#include <atomic>
+#include <mutex>
 #include <set>
 #include <sstream>
 
+#include <ATen/Context.h>
 #include <ATen/record_function.h>
 #include <pybind11/embed.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "compile/python_runtime.h"
+#include "compile/submission_threads.h"
 #include "problems/reference.h"
 
 namespace py = pybind11;
@@ -32,6 +36,7 @@ struct ExtensionBuilder {
       if (options.on_stage) options.on_stage("compile");
     }
     built->name = spec.name;
+    if (built->ok) add_submission_library(built->library.string());
     builds.push_back(*built);
     return nlohmann::json{{"ok", built->ok}, {"log", built->log}, {"module", built->module},
                           {"path", built->library.string()}}
@@ -51,11 +56,14 @@ class BuilderScope {
 
 // The PyTorch ops that forward calls itself (not those they call in turn), over every call: what
 // the record lists and the ablation rule needs (HostProgram::computing_ops). In kbench's own format
-// they are read from the program; Python's are known only by watching.
+// they are read from the program; Python's are known only by watching, on forward's thread and on
+// the threads the submission starts (submission_threads.h).
 struct CalledOps {
+  std::mutex mutex;
   std::set<std::string> ops, computing;
 };
-thread_local CalledOps* t_called = nullptr;
+std::atomic<CalledOps*> g_called{nullptr};
+thread_local bool t_runs_forward = false;
 thread_local int t_depth = 0;
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) {
@@ -64,33 +72,84 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) {
 }
 
 void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  if (--t_depth != 0 || !t_called) return;
+  if (--t_depth != 0 || !(t_runs_forward || on_submission_thread())) return;
+  auto* called = g_called.load();
   const std::string op = fn.name();
-  if (op.rfind("aten::", 0) != 0) return;
-  t_called->ops.insert(op);
+  if (!called || op.rfind("aten::", 0) != 0) return;
   bool makes_tensor = false;
   for (const auto& v : fn.outputs()) makes_tensor = makes_tensor || v.isTensor();
-  if (makes_tensor && computes_values(op)) t_called->computing.insert(op);
+  std::lock_guard<std::mutex> lock(called->mutex);
+  called->ops.insert(op);
+  if (makes_tensor && computes_values(op)) called->computing.insert(op);
 }
 
-// Watches the calling thread's ops for the scope of one call.
+// Watches the ops of the calling thread and of the submission's threads for the scope of one call.
 class OpWatch {
  public:
   explicit OpWatch(CalledOps& called) {
-    t_called = &called;
+    g_called = &called;
+    t_runs_forward = true;
     t_depth = 0;
-    handle_ = at::addThreadLocalCallback(
+    handle_ = at::addGlobalCallback(
         at::RecordFunctionCallback(on_op_start, on_op_end).needsOutputs(true).scopes({at::RecordScope::FUNCTION}));
   }
   ~OpWatch() {
     at::removeCallback(handle_);
-    t_called = nullptr;
+    t_runs_forward = false;
+    g_called = nullptr;
   }
   OpWatch(const OpWatch&) = delete;
   OpWatch& operator=(const OpWatch&) = delete;
 
  private:
   at::CallbackHandle handle_ = 0;
+};
+
+// Threads the submission left running, Python's or native: a refusal, or "".
+std::string threads_left(const std::string& after) {
+  const auto python_threads = python::other_threads();
+  return python_threads.empty() ? submission_threads_left(after) : python_threads;
+}
+
+// PyTorch's settings that only pick algorithms (cuDNN's autotuner and its limit, its deterministic
+// choice): a submission may set them for its own calls, and kbench's calls (the reference, the
+// baselines) never run under them. Settings that change results (TF32, reduced-precision
+// reductions, ...) are not among them: the process-state watch refuses those (check/process_state.h).
+struct AlgorithmSettings {
+  bool cudnn_benchmark = false;
+  int cudnn_benchmark_limit = 0;
+  bool cudnn_deterministic = false;
+
+  static AlgorithmSettings current() {
+    const auto& c = at::globalContext();
+    return {c.benchmarkCuDNN(), c.benchmarkLimitCuDNN(), c.deterministicCuDNN()};
+  }
+  void apply() const {
+    auto& c = at::globalContext();
+    c.setBenchmarkCuDNN(cudnn_benchmark);
+    c.setBenchmarkLimitCuDNN(cudnn_benchmark_limit);
+    c.setDeterministicCuDNN(cudnn_deterministic);
+  }
+};
+
+// For the scope of the submission's code: its own algorithm settings in force; on leaving, what it
+// set is kept as its own and kbench's are back.
+class SubmissionSettingsScope {
+ public:
+  SubmissionSettingsScope(AlgorithmSettings& submission, const AlgorithmSettings& kbench)
+      : submission_(submission), kbench_(kbench) {
+    submission_.apply();
+  }
+  ~SubmissionSettingsScope() {
+    submission_ = AlgorithmSettings::current();
+    kbench_.apply();
+  }
+  SubmissionSettingsScope(const SubmissionSettingsScope&) = delete;
+  SubmissionSettingsScope& operator=(const SubmissionSettingsScope&) = delete;
+
+ private:
+  AlgorithmSettings& submission_;
+  const AlgorithmSettings& kbench_;
 };
 
 // An input as ModelNew receives it. A tensor is handed as a fresh alias of its memory: a Python
@@ -124,8 +183,10 @@ c10::IValue to_ivalue(const py::handle& out) {
 // the GIL; every method here runs there (they acquire it, which for that thread costs nothing).
 class ModelNewProgram : public HostProgram {
  public:
-  ModelNewProgram(py::module_ support, py::object model, std::string signature, int device)
-      : support_(std::move(support)), model_(std::move(model)), signature_(std::move(signature)), device_(device) {}
+  ModelNewProgram(py::module_ support, py::object model, std::string signature, int device,
+                  AlgorithmSettings submission_settings, AlgorithmSettings kbench_settings)
+      : support_(std::move(support)), model_(std::move(model)), signature_(std::move(signature)), device_(device),
+        submission_settings_(submission_settings), kbench_settings_(kbench_settings) {}
   ~ModelNewProgram() override {
     py::gil_scoped_acquire gil;
     model_ = py::object();
@@ -144,8 +205,11 @@ class ModelNewProgram : public HostProgram {
   c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>&) const override {
     py::gil_scoped_acquire gil;
     try {
-      model_ = support_.attr("to_device")(model_, "cuda:" + std::to_string(device_));
-      if (const auto threads = python::other_threads(); !threads.empty()) throw HostProgramError(threads);
+      {
+        SubmissionSettingsScope settings(submission_settings_, kbench_settings_);
+        model_ = support_.attr("to_device")(model_, "cuda:" + std::to_string(device_));
+      }
+      if (const auto threads = threads_left("its move to the GPU"); !threads.empty()) throw HostProgramError(threads);
       c10::Dict<std::string, at::Tensor> state;
       for (const auto& [name, tensor] : support_.attr("state_tensors")(model_).cast<py::dict>())
         state.insert(name.cast<std::string>(), THPVariable_Unpack(tensor.ptr()));
@@ -161,6 +225,7 @@ class ModelNewProgram : public HostProgram {
     for (size_t i = 0; i < inputs.size(); ++i) args[i] = to_python(inputs[i]);
     py::object out;
     {
+      SubmissionSettingsScope settings(submission_settings_, kbench_settings_);
       OpWatch watch(called_);
       try {
         out = model_(*args);
@@ -168,7 +233,7 @@ class ModelNewProgram : public HostProgram {
         throw std::runtime_error(python::describe(e));
       }
     }
-    if (const auto threads = python::other_threads(); !threads.empty()) throw HostProgramError(threads);
+    if (const auto threads = threads_left("its call"); !threads.empty()) throw HostProgramError(threads);
     torch_ops_.assign(called_.ops.begin(), called_.ops.end());
     computing_ops_.assign(called_.computing.begin(), called_.computing.end());
     return to_ivalue(out);
@@ -181,6 +246,8 @@ class ModelNewProgram : public HostProgram {
   int device_;
   mutable CalledOps called_;
   mutable std::vector<std::string> torch_ops_, computing_ops_;
+  mutable AlgorithmSettings submission_settings_;
+  const AlgorithmSettings kbench_settings_;
 };
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -241,14 +308,22 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
   ExtensionBuilder builder{options, ExtensionCache(options.cache_dir / "extensions"), builds};
   BuilderScope scope(builder);
   python::enter_submission_phase();
+  const auto kbench_settings = AlgorithmSettings::current();
+  auto submission_settings = kbench_settings;
   try {
-    const auto cls = support.attr("model_class")(support.attr("import_submission")(std::filesystem::absolute(file).string(), reference_names));
-    const auto signature = support.attr("forward_signature")(cls).cast<std::string>();
-    torch::manual_seed(problems::kModelSeed);  // as the reference was built: equal parameters
-    auto model = support.attr("construct")(cls, init_inputs);
-    if (const auto threads = python::other_threads(); !threads.empty())
+    std::string signature;
+    py::object model;
+    {
+      SubmissionSettingsScope settings(submission_settings, kbench_settings);
+      const auto cls = support.attr("model_class")(support.attr("import_submission")(std::filesystem::absolute(file).string(), reference_names));
+      signature = support.attr("forward_signature")(cls).cast<std::string>();
+      torch::manual_seed(problems::kModelSeed);  // as the reference was built: equal parameters
+      model = support.attr("construct")(cls, init_inputs);
+    }
+    if (const auto threads = threads_left("its construction"); !threads.empty())
       throw ModelNewError(ModelNewError::Kind::python, threads, threads);
-    return std::make_unique<ModelNewProgram>(support, std::move(model), signature, options.device);
+    return std::make_unique<ModelNewProgram>(support, std::move(model), signature, options.device, submission_settings,
+                                             kbench_settings);
   } catch (const py::error_already_set& e) {
     throw python_failure(e, builds);
   }

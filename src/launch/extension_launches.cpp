@@ -4,7 +4,9 @@
 // calls come here: to the `__wrap_<entry point>` functions below, which the kbench executable exports
 // (CMakeLists.txt). They count each launch in launch/launches.h, and skip it during the ablation run,
 // as kbench.launch does. PyTorch's own libraries are linked without the flags: only the
-// submission's launches are seen. A launch replayed from a CUDA graph is not.
+// submission's launches are seen. A launch captured into a CUDA graph is counted when the graph is
+// replayed (launch/graph_launches.h).
+#include "launch/graph_launches.h"
 #include "launch/launches.h"
 
 #include <cuda.h>
@@ -18,12 +20,13 @@ namespace {
 using kbench::launch::launches_skipped;
 using kbench::launch::record_launch;
 
-// Skipped during the ablation run; otherwise made, and counted if it succeeded.
+// Skipped during the ablation run; otherwise made, and counted if it succeeded, unless it was
+// captured into a CUDA graph (counted when the graph is replayed: launch/graph_launches.h).
 template <typename Result, typename Launch>
-Result intercept(Result success, Launch launch) {
+Result intercept(Result success, void* stream, Launch launch) {
   if (launches_skipped()) return success;
   const Result r = launch();
-  if (r == success) record_launch();
+  if (r == success && !kbench::launch::captured_into_graph(stream)) record_launch();
   return r;
 }
 
@@ -53,8 +56,7 @@ static KernelLaunch runtime_function(const char* name) {
     return real ? real(args...) : cudaErrorNotSupported;                           \
   }
 
-// Skipped during the ablation run; otherwise made, and counted if it succeeded.
-#define KBENCH_LAUNCH(success, launch) return intercept(success, [&] { return launch; })
+#define KBENCH_LAUNCH(success, stream, launch) return intercept(success, stream, [&] { return launch; })
 #else
 // kbench built without CUDA (CI) makes no launch, but it builds extensions and loads them, as
 // PyTorch's build does, and they bind to these entry points: each refuses the launch.
@@ -62,38 +64,38 @@ namespace {
 cudaError_t refused(cudaError_t) { return cudaErrorNoDevice; }
 CUresult refused(CUresult) { return CUDA_ERROR_NO_DEVICE; }
 }  // namespace
-#define KBENCH_LAUNCH(success, launch) return refused(success)
+#define KBENCH_LAUNCH(success, stream, launch) return refused(success)
 #endif
 
 // The wrappers, exported by the kbench executable (see CMakeLists.txt) for extensions to bind to.
 #define KBENCH_WRAP_KERNEL_LAUNCH(name)                                                                           \
   extern "C" cudaError_t __wrap_##name(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,         \
                                        cudaStream_t stream) {                                                     \
-    KBENCH_LAUNCH(cudaSuccess, KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream));         \
+    KBENCH_LAUNCH(cudaSuccess, stream, KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream));         \
   }
 #define KBENCH_WRAP_RUNTIME_LAUNCH(name)                                                                          \
   extern "C" cudaError_t __wrap_##name(const void* func, dim3 grid, dim3 block, void** args, size_t shared,       \
                                        cudaStream_t stream) {                                                     \
-    KBENCH_LAUNCH(cudaSuccess, name(func, grid, block, args, shared, stream));                                    \
+    KBENCH_LAUNCH(cudaSuccess, stream, name(func, grid, block, args, shared, stream));                                    \
   }
 #define KBENCH_WRAP_RUNTIME_LAUNCH_EX(name)                                                                       \
   extern "C" cudaError_t __wrap_##name(const cudaLaunchConfig_t* config, const void* func, void** args) {         \
-    KBENCH_LAUNCH(cudaSuccess, name(config, func, args));                                                         \
+    KBENCH_LAUNCH(cudaSuccess, config->stream, name(config, func, args));                                                         \
   }
 #define KBENCH_WRAP_DRIVER_LAUNCH(name)                                                                           \
   extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,             \
                                     unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,    \
                                     void** extra) {                                                               \
-    KBENCH_LAUNCH(CUDA_SUCCESS, name(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));                  \
+    KBENCH_LAUNCH(CUDA_SUCCESS, stream, name(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));                  \
   }
 #define KBENCH_WRAP_DRIVER_LAUNCH_EX(name)                                                                        \
   extern "C" CUresult __wrap_##name(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {    \
-    KBENCH_LAUNCH(CUDA_SUCCESS, name(config, f, params, extra));                                                  \
+    KBENCH_LAUNCH(CUDA_SUCCESS, config->hStream, name(config, f, params, extra));                                                  \
   }
 #define KBENCH_WRAP_DRIVER_COOPERATIVE(name)                                                                      \
   extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,             \
                                     unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params) {  \
-    KBENCH_LAUNCH(CUDA_SUCCESS, name(f, gx, gy, gz, bx, by, bz, shared, stream, params));                         \
+    KBENCH_LAUNCH(CUDA_SUCCESS, stream, name(f, gx, gy, gz, bx, by, bz, shared, stream, params));                         \
   }
 
 KBENCH_WRAP_KERNEL_LAUNCH(__cudaLaunchKernel)

@@ -2,10 +2,13 @@
 // and misses, a C++-only extension built and called, and the verdicts decided before anything is
 // built or runs on a GPU (tests/modelnew/expected.json). A CUDA extension built without a GPU:
 // extension_build_test.cpp; the fixtures' GPU verdicts: tests/sandbox/modelnew_gpu_test.cpp.
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "fixtures.h"
 #include "compile/modelnew.h"
+#include "compile/submission_threads.h"
 #include "problems/catalog.h"
 #include "sandbox/compile_ahead.h"
 
@@ -79,11 +82,12 @@ TEST_CASE("an extension's cache key follows its sources, flags, architecture and
   CHECK(compile::ExtensionSpec::from_json(base.to_json()).to_json() == base.to_json());
 }
 
-TEST_CASE("link flags route every launch entry point through kbench", "[modelnew]") {
+TEST_CASE("link flags route every launch entry point and library compute function through kbench", "[modelnew]") {
   const auto flags = compile::extension_link_flags();
-  REQUIRE(flags.size() == compile::wrapped_launch_functions().size());
+  REQUIRE(flags.size() == compile::wrapped_launch_functions().size() + compile::wrapped_library_functions().size());
   CHECK(std::find(flags.begin(), flags.end(), "-Wl,--wrap=__cudaLaunchKernel") != flags.end());
   CHECK(std::find(flags.begin(), flags.end(), "-Wl,--wrap=cuLaunchKernel") != flags.end());
+  CHECK(std::find(flags.begin(), flags.end(), "-Wl,--wrap=cublasSgemm_v2") != flags.end());
 }
 
 TEST_CASE("a C++ extension is built once, found in the cache after, and its ModelNew runs", "[modelnew]") {
@@ -120,6 +124,29 @@ TEST_CASE("a C++ extension is built once, found in the cache after, and its Mode
   CHECK(again[0].ok);
   CHECK(again[0].from_cache);
   CHECK(again[0].key == builds[0].key);
+}
+
+TEST_CASE("a native thread of a ModelNew's extension is watched, and may not outlive its call", "[modelnew]") {
+  std::vector<compile::ExtensionBuild> builds;
+  const auto host = compile::load_modelnew(fixture("cpu/native_threads_cpp.py"), options_for(1, 19, fresh_cache("threads")), builds);
+  REQUIRE(builds.size() == 1);
+  INFO(builds[0].log);
+  REQUIRE(builds[0].ok);
+  const c10::Dict<std::string, at::Tensor> no_params;
+  const auto x = torch::tensor({-1.0f, 2.0f});
+  // torch::relu ran on the extension's thread: forward's op all the same.
+  CHECK(host->forward({x}, no_params).toTensor().equal(torch::tensor({0.0f, 2.0f})));
+  CHECK(host->computing_ops() == std::vector<std::string>{"aten::relu"});
+  CHECK(compile::submission_threads_running() == 0);
+  // A thread still running when the call returns is refused.
+  CHECK_THROWS_WITH(host->forward({x, c10::IValue(int64_t{1})}, no_params), contains_text("native thread outlives its call"));
+  CHECK(compile::submission_threads_running() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the thread left running ends
+  CHECK(compile::submission_threads_running() == 0);
+  // Threads that kbench's own code starts are not the submission's.
+  std::thread own([] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); });
+  CHECK(compile::submission_threads_running() == 0);
+  own.join();
 }
 
 TEST_CASE("a ModelNew sees the reference's imports and constants, as in KernelBench, never its Model", "[modelnew]") {

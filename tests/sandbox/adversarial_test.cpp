@@ -14,15 +14,6 @@ using namespace kbench;
 
 namespace {
 
-bool verdict_expected(const nlohmann::json& expected, const std::string& got) {
-  if (expected.is_array()) {
-    for (const auto& e : expected)
-      if (e == got) return true;
-    return false;
-  }
-  return expected == got;
-}
-
 sandbox::Budgets short_budgets() {
   sandbox::Budgets b;
   b.compile_s = 60;
@@ -60,7 +51,7 @@ TEST_CASE("every adversarial submission gets its verdict, and the harness recove
     std::printf("adversarial %-32s %-18s %-18s %8.1f  %.2fx  %s\n", (file + (entry.contains("torch_ops") ? " (forbid)" : "")).c_str(),
                 entry["verdict"].dump().c_str(), verdict.c_str(), seconds, speedup, record.value("message", "").substr(0, 90).c_str());
     INFO(entry["file"].get<std::string>() << ": " << record.dump().substr(0, 1500));
-    CHECK(verdict_expected(entry["verdict"], verdict));
+    CHECK(testing::verdict_expected(entry["verdict"], verdict));
     if (entry.contains("verdict_kernelbench"))
       CHECK(record["verdicts"]["kernelbench"]["verdict"] == entry["verdict_kernelbench"]);
     if (entry.contains("flagged")) CHECK(report::speedup_flagged(record) == entry["flagged"].get<bool>());
@@ -120,6 +111,6 @@ TEST_CASE("a batch of hostile and correct submissions ends with every record and
   CHECK(got.size() == expected.size());
   for (const auto& [file, verdict] : expected) {
     INFO(file << " expected " << verdict.dump() << " got " << got[file]);
-    CHECK(verdict_expected(verdict, got[file]));
+    CHECK(testing::verdict_expected(verdict, got[file]));
   }
 }
