@@ -8,6 +8,9 @@ class Model(nn.Module):
     global average pool, Dropout(0.0), Linear.
 
     As in the reference, the blocks are plain sequences: no residual additions are made.
+    After the layers are built with PyTorch's default initialisation, every module is re-initialised
+    in self.modules() order: convolutions kaiming-normal (fan_out, bias zeroed), BatchNorm weight 1 and
+    bias 0, the Linear normal(0, 0.01) with bias 0; so the same seed gives KernelBench's weights.
     """
 
     def __init__(self, num_classes=1000):
@@ -67,6 +70,18 @@ class Model(nn.Module):
             nn.Dropout(0.0),
             nn.Linear(last_channel, num_classes),
         )
+
+        for module in self.modules():
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight, mode="fan_out")
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.BatchNorm2d):
+                nn.init.ones_(module.weight)
+                nn.init.zeros_(module.bias)
+            elif isinstance(module, nn.Linear):
+                nn.init.normal_(module.weight, 0.0, 0.01)
+                nn.init.zeros_(module.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.features(x)

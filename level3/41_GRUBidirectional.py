@@ -9,8 +9,9 @@ class Model(nn.Module):
                  batch_first: bool = False):
         super().__init__()
         self.gru = nn.GRU(input_size, hidden_size, num_layers, bias, batch_first, dropout=0.0, bidirectional=True)
-        # drawn (and unused) as in the original constructor; consumes the same random numbers
-        torch.randn((num_layers * 2, batch_size, hidden_size))
+        # An initial state drawn at construction, as in the original (which keeps it as a plain attribute):
+        # kept here as a non-persistent buffer with the same values. forward() uses the h0 it is given.
+        self.register_buffer("h0", torch.randn((num_layers * 2, batch_size, hidden_size)), persistent=False)
 
     def forward(self, x: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
         output, h_n = self.gru(x, h0)
