@@ -56,21 +56,15 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (!(t_observed || compile::on_submission_thread())) return;
   auto* observer = g_observer.load();
   if (!observer || t_inside_kbench > 0 || t_keeping) return;
-  t_keeping = true;
   std::vector<at::Tensor> results;  // outputs() is a vector in libtorch 1.13, an ArrayRef later
   for (const auto& v : fn.outputs())
     if (v.isTensor() && v.toTensor().defined()) results.push_back(v.toTensor());
   observer->op_returned(fn.name(), results, t_depth);
-  t_keeping = false;
 }
 
 void on_library_result(const char* function, const at::Tensor& result) {
-  if (!(t_observed || compile::on_submission_thread()) || t_keeping) return;
-  if (auto* observer = g_observer.load()) {
-    t_keeping = true;
-    observer->library_returned(function, result);
-    t_keeping = false;
-  }
+  if (!(t_observed || compile::on_submission_thread())) return;
+  if (auto* observer = g_observer.load()) observer->library_returned(function, result);
 }
 
 }  // namespace
@@ -126,7 +120,12 @@ void TorchOpObserver::library_returned(const char* function, const at::Tensor& r
 void TorchOpObserver::keep(const std::string& op, size_t output, const at::Tensor& result) {
   // The values as they are now (the program may write into the result later, as an in-place
   // epilogue kernel does), flat and in the output's dtype: a result computed in double or in
-  // another shape is the same answer.
+  // another shape is the same answer. The digest's own ops are not the program's (and would take
+  // the lock this thread holds).
+  struct Keeping {
+    Keeping() { t_keeping = true; }
+    ~Keeping() { t_keeping = false; }
+  } keeping;
   results_.push_back({op, output, fingerprint(result.reshape(-1).to(outputs_[output].dtype)), launch::launch_count()});
 }
 

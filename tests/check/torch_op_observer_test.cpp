@@ -70,16 +70,20 @@ TEST_CASE("an output that is a PyTorch result made before a later launch is PyTo
 
 TEST_CASE("a library function's result handed to the output is found as a PyTorch op's is", "[check]") {
   const auto answer = torch::randn({8, 4});
-  check::TorchOpObserver observer({{32, at::kFloat}});
-  // What launch/library_calls.cpp hands the observer after a GEMM: what it wrote into C.
-  observer.library_returned("cublasSgemm_v2", answer);
-  observer.library_returned("cublasGemmEx", at::Tensor());  // captured into a graph: no values yet
-  CHECK(observer.computing_ops_ran() == std::map<std::string, int64_t>{{"cublasGemmEx", 1}, {"cublasSgemm_v2", 1}});
-  REQUIRE(observer.results().size() == 1);
-  const auto& seen = observer.results()[0];
-  CHECK(seen.op == "cublasSgemm_v2");
-  const auto found = check::pytorch_computed_answer(observer.results(), answer.clone(), 1);
-  CHECK_THAT(found, contains_text("cublasSgemm_v2"));
+  // The outputs compared below, made before the observer watches this thread's ops.
+  const auto copied = answer.clone(), with_bias = answer + 1;
+  std::vector<check::ObservedResult> seen;
+  {
+    check::TorchOpObserver observer({{32, at::kFloat}});
+    // What launch/library_calls.cpp hands the observer after a GEMM: what it wrote into C.
+    observer.library_returned("cublasSgemm_v2", answer);
+    observer.library_returned("cublasGemmEx", at::Tensor());  // captured into a graph: no values yet
+    CHECK(observer.computing_ops_ran() == std::map<std::string, int64_t>{{"cublasGemmEx", 1}, {"cublasSgemm_v2", 1}});
+    seen = observer.results();
+  }
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].op == "cublasSgemm_v2");
+  CHECK_THAT(check::pytorch_computed_answer(seen, copied, 1), contains_text("cublasSgemm_v2"));
   // An epilogue of the submission's own on the result (a bias) is no finding.
-  CHECK(check::pytorch_computed_answer(observer.results(), answer.reshape(-1) + 1, 1).empty());
+  CHECK(check::pytorch_computed_answer(seen, with_bias, 1).empty());
 }
