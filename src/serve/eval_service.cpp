@@ -120,12 +120,17 @@ void EvalService::run_gpu(size_t runner) {
 
 void EvalService::finish(Pending& job, nlohmann::json record) {
   const double seconds = record["serve"]["evaluation_ms"].get<double>() / 1000;
-  job.done(std::move(record));
-  std::lock_guard<std::mutex> lock(mutex_);
-  --in_flight_;
-  ++served_;
-  mean_evaluation_s_ += (seconds - mean_evaluation_s_) / static_cast<double>(std::min<size_t>(served_, 50));
+  {
+    // Counted before the record leaves: a client that asks for health once it has its answer sees
+    // the evaluation served (a drain that sees none in flight still joins this thread, which is
+    // handing the record over).
+    std::lock_guard<std::mutex> lock(mutex_);
+    --in_flight_;
+    ++served_;
+    mean_evaluation_s_ += (seconds - mean_evaluation_s_) / static_cast<double>(std::min<size_t>(served_, 50));
+  }
   idle_.notify_all();
+  job.done(std::move(record));
 }
 
 void EvalService::drain() {
