@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kbench needs on Debian 12 (idempotent, quiet; run as root or with sudo available),
-# then configures and builds the CPU flavour into build/. The CUDA toolkit is expected at
+# then configures and builds the CPU flavour into build/, and puts kbench on the PATH (as root:
+# /usr/local/bin/kbench; otherwise it prints the command that does). The CUDA toolkit is expected at
 # /usr/local/cuda (NVRTC compiles without a GPU). A bare Debian 12 with the toolkit is enough: the
 # compiler, CMake, Ninja, Python, Debian's libtorch and the libraries (libmicrohttpd and cpp-httplib
 # for kbench serve among them) come from apt.
@@ -52,3 +53,11 @@ installed=$SECONDS
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu
 echo "setup: built build/kbench (packages $((installed - start)) s, build $((SECONDS - installed)) s)"
+
+# kbench on the PATH: installed into /usr/local/bin where this runs as root, else the line that does.
+if [[ $(id -u) -eq 0 ]]; then
+  cmake --install build >/dev/null
+  echo "setup: installed $(command -v kbench || echo /usr/local/bin/kbench)"
+else
+  echo "setup: to put kbench on the PATH: sudo cmake --install build"
+fi
