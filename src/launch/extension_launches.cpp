@@ -71,31 +71,31 @@ CUresult refused(CUresult) { return CUDA_ERROR_NO_DEVICE; }
 #define KBENCH_WRAP_KERNEL_LAUNCH(name)                                                                           \
   extern "C" cudaError_t __wrap_##name(cudaKernel_t k, dim3 grid, dim3 block, void** args, size_t shared,         \
                                        cudaStream_t stream) {                                                     \
-    KBENCH_LAUNCH(cudaSuccess, stream, KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream));         \
+    KBENCH_LAUNCH(cudaSuccess, stream, KBENCH_RUNTIME_KERNEL_LAUNCH(name)(k, grid, block, args, shared, stream)); \
   }
 #define KBENCH_WRAP_RUNTIME_LAUNCH(name)                                                                          \
   extern "C" cudaError_t __wrap_##name(const void* func, dim3 grid, dim3 block, void** args, size_t shared,       \
                                        cudaStream_t stream) {                                                     \
-    KBENCH_LAUNCH(cudaSuccess, stream, name(func, grid, block, args, shared, stream));                                    \
+    KBENCH_LAUNCH(cudaSuccess, stream, name(func, grid, block, args, shared, stream));                            \
   }
 #define KBENCH_WRAP_RUNTIME_LAUNCH_EX(name)                                                                       \
   extern "C" cudaError_t __wrap_##name(const cudaLaunchConfig_t* config, const void* func, void** args) {         \
-    KBENCH_LAUNCH(cudaSuccess, config->stream, name(config, func, args));                                                         \
+    KBENCH_LAUNCH(cudaSuccess, config->stream, name(config, func, args));                                         \
   }
 #define KBENCH_WRAP_DRIVER_LAUNCH(name)                                                                           \
   extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,             \
                                     unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params,    \
                                     void** extra) {                                                               \
-    KBENCH_LAUNCH(CUDA_SUCCESS, stream, name(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));                  \
+    KBENCH_LAUNCH(CUDA_SUCCESS, stream, name(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra));          \
   }
 #define KBENCH_WRAP_DRIVER_LAUNCH_EX(name)                                                                        \
   extern "C" CUresult __wrap_##name(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {    \
-    KBENCH_LAUNCH(CUDA_SUCCESS, config->hStream, name(config, f, params, extra));                                                  \
+    KBENCH_LAUNCH(CUDA_SUCCESS, config->hStream, name(config, f, params, extra));                                 \
   }
 #define KBENCH_WRAP_DRIVER_COOPERATIVE(name)                                                                      \
   extern "C" CUresult __wrap_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,             \
                                     unsigned by, unsigned bz, unsigned shared, CUstream stream, void** params) {  \
-    KBENCH_LAUNCH(CUDA_SUCCESS, stream, name(f, gx, gy, gz, bx, by, bz, shared, stream, params));                         \
+    KBENCH_LAUNCH(CUDA_SUCCESS, stream, name(f, gx, gy, gz, bx, by, bz, shared, stream, params));                 \
   }
 
 KBENCH_WRAP_KERNEL_LAUNCH(__cudaLaunchKernel)

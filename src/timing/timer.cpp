@@ -88,13 +88,14 @@ class L2Flush {
   int pattern_ = 0;
 };
 
+// The smallest hidden work the check below reports, and so the most an idle synchronisation may
+// count for.
+constexpr double kSmallestHiddenWorkMs = 0.02;
+
 // Device work after the stop event, beyond the cost of an idle synchronisation, that marks a trial
 // as having left work on another stream: 0.02 ms, or 2% of a long trial (host jitter in the
 // synchronisation after a 10 ms kernel reaches tens of microseconds; on the H100, 10 of 500 trials).
-double hidden_work_threshold_ms(double trial_ms) { return std::max(0.02, 0.02 * trial_ms); }
-
-// The most an idle synchronisation may count for: the smallest hidden work the check reports.
-constexpr double kMaxIdleSyncMs = 0.02;
+double hidden_work_threshold_ms(double trial_ms) { return std::max(kSmallestHiddenWorkMs, 0.02 * trial_ms); }
 
 double wall_ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -119,7 +120,7 @@ Measurement measure(const std::function<void()>& run, const TimingOptions& optio
   // Host cost of synchronising an idle device: the floor of the hidden-work check below. Bounded,
   // because the device may not be idle: work that a thread keeps queued would raise the floor to its
   // own length and hide every trial's work on other streams below it.
-  double idle_sync = kMaxIdleSyncMs;
+  double idle_sync = kSmallestHiddenWorkMs;
   for (int i = 0; i < 5; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
