@@ -29,17 +29,17 @@ void merge(Comparison& into, const Comparison& part) {
     into.verdict = part.verdict;
     into.message = part.message;
   }
-  if (into.upstream_verdict == Verdict::correct && part.upstream_verdict != Verdict::correct) {
-    into.upstream_verdict = part.upstream_verdict;
-    into.upstream_message = part.upstream_message;
+  if (into.kernelbench_verdict == Verdict::correct && part.kernelbench_verdict != Verdict::correct) {
+    into.kernelbench_verdict = part.kernelbench_verdict;
+    into.kernelbench_message = part.kernelbench_message;
   }
 }
 
 // A structural mismatch fails both rules alike.
 Comparison structural(Verdict v, const std::string& message) {
   Comparison c;
-  c.verdict = c.upstream_verdict = v;
-  c.message = c.upstream_message = message;
+  c.verdict = c.kernelbench_verdict = v;
+  c.message = c.kernelbench_message = message;
   return c;
 }
 
@@ -146,8 +146,8 @@ Comparison compare_tensors(const at::Tensor& ref, const at::Tensor& cand, const 
     c.message = mismatch_message(where, c.mismatched, n, kbench_tol.str(), c.max_abs_error, first_bad, nan_bad);
   }
   if (c.upstream_mismatched > 0) {
-    c.upstream_verdict = Verdict::value_mismatch;
-    c.upstream_message =
+    c.kernelbench_verdict = Verdict::value_mismatch;
+    c.kernelbench_message =
         mismatch_message(where, c.upstream_mismatched, n, upstream_tol.str(), c.max_abs_error, first_bad_upstream, nan_bad);
   }
   return c;

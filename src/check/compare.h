@@ -35,8 +35,8 @@ struct Tolerance {
 struct Comparison {
   Verdict verdict = Verdict::correct;           // kbench's rule (atol scaled to the output)
   std::string message;                          // empty when correct
-  Verdict upstream_verdict = Verdict::correct;  // KernelBench's rule (tol.kernelbench)
-  std::string upstream_message;
+  Verdict kernelbench_verdict = Verdict::correct;  // KernelBench's rule (tol.kernelbench)
+  std::string kernelbench_message;
   double max_abs_error = 0;
   double max_rel_error = 0;
   double smallest_scaled_atol = -1;  // kbench's atol for the output tensor that made it smallest (-1: no tensor)

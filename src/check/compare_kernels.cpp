@@ -21,6 +21,7 @@
 
 namespace kbench::check {
 
+// CUDA source text, not C++ logic: its length is the kernels'.
 const std::string& compare_kernels_source() {
   // Elementwise, as compare.cpp's PyTorch ops compute it in float32: diff = |x - r|, bad where not
   // diff <= |r| * rtol + atol unless x == r or both are NaN; KernelBench's bad where not x == r and

@@ -10,6 +10,7 @@
 #include "check/reference_outputs.h"
 #include "check/torch_op_observer.h"
 #include "launch/launch_op.h"
+#include "log/elapsed.h"
 
 #ifdef KBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -17,6 +18,8 @@
 
 namespace kbench::check {
 namespace {
+
+using log::PhaseTimer;
 
 void synchronize_device() {
 #ifdef KBENCH_WITH_CUDA
@@ -34,21 +37,6 @@ bool is_sticky_cuda_error(const std::string& what) {
     if (what.find(marker) != std::string::npos) return true;
   return false;
 }
-
-// Adds the milliseconds since construction to `total` when it goes out of scope.
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    total_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
-  }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double& total_;
-  std::chrono::steady_clock::time_point start_;
-};
 
 // An output that is (a view of) an input was made by the host program alone. One that PyTorch
 // ops computed after the kernels ran (a final F.linear, a division by n) is judged by the ablation
@@ -264,8 +252,8 @@ struct TrialRunner {
     bool returned = false;
     auto out = run_candidate(inputs, t, phases, observed, ops_ran, returned);
     if (!returned) {  // forward threw: a failure under KernelBench's rule too
-      t.upstream_verdict = t.verdict;
-      t.upstream_message = t.message;
+      t.kernelbench_verdict = t.verdict;
+      t.kernelbench_message = t.message;
       result.trials.push_back(t);
       return t;
     }
@@ -293,10 +281,10 @@ struct TrialRunner {
           t.verdict = cmp.verdict;
           t.message = cmp.message;
         }
-        t.upstream_verdict = cmp.upstream_verdict;
+        t.kernelbench_verdict = cmp.kernelbench_verdict;
         t.max_abs_error = cmp.max_abs_error;
         t.max_rel_error = cmp.max_rel_error;
-        t.upstream_message = cmp.upstream_message;
+        t.kernelbench_message = cmp.kernelbench_message;
         t.scaled_atol = cmp.smallest_scaled_atol;
       }
     }
@@ -330,15 +318,15 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
       result.verdict = t.verdict;
       result.message = trial_label(t) + ": " + t.message;
     }
-    if (t.upstream_verdict != Verdict::correct && result.upstream_verdict == Verdict::correct) {
-      result.upstream_verdict = t.upstream_verdict;
-      result.upstream_message = trial_label(t) + ": " + t.upstream_message;
+    if (t.kernelbench_verdict != Verdict::correct && result.kernelbench_verdict == Verdict::correct) {
+      result.kernelbench_verdict = t.kernelbench_verdict;
+      result.kernelbench_message = trial_label(t) + ": " + t.kernelbench_message;
     }
-    if (result.verdict != Verdict::correct && result.upstream_verdict != Verdict::correct) return result;
+    if (result.verdict != Verdict::correct && result.kernelbench_verdict != Verdict::correct) return result;
   }
   const auto own_inputs_matched =
       "matched the reference on the problem's own inputs (" + std::to_string(options.trials) + " trials)";
-  if (result.upstream_verdict == Verdict::correct) result.upstream_message = own_inputs_matched;
+  if (result.kernelbench_verdict == Verdict::correct) result.kernelbench_message = own_inputs_matched;
   if (result.verdict != Verdict::correct) return result;
 
   // Robustness: the same check on inputs the candidate could not have been tuned to.
@@ -457,8 +445,8 @@ nlohmann::json to_json(const TrialResult& t) {
   nlohmann::json j = {{"trial", t.trial}, {"seed", t.inputs.seed}, {"inputs", t.inputs.distribution},
                       {"verdict", to_string(t.verdict)}, {"message", t.message},
                       {"max_abs_error", t.max_abs_error}, {"max_rel_error", t.max_rel_error}, {"launches", t.launches}};
-  if (t.inputs.distribution == problems::kOwnDistribution && t.upstream_verdict != t.verdict)
-    j["verdict_kernelbench"] = to_string(t.upstream_verdict);
+  if (t.inputs.distribution == problems::kOwnDistribution && t.kernelbench_verdict != t.verdict)
+    j["verdict_kernelbench"] = to_string(t.kernelbench_verdict);
   if (t.scaled_atol >= 0) j["scaled_atol"] = t.scaled_atol;
   if (!t.skipped.empty()) j["skipped"] = t.skipped;
   return j;

@@ -56,8 +56,8 @@ struct TrialResult {
   TrialInputs inputs;
   Verdict verdict = Verdict::correct;           // kbench's rule
   std::string message;
-  Verdict upstream_verdict = Verdict::correct;  // KernelBench's rule (meaningful on its own inputs)
-  std::string upstream_message;
+  Verdict kernelbench_verdict = Verdict::correct;  // KernelBench's rule (meaningful on its own inputs)
+  std::string kernelbench_message;
   std::string skipped;  // non-empty: a robustness trial that did not count, and why
   double max_abs_error = 0;
   double max_rel_error = 0;
@@ -84,8 +84,8 @@ struct CorrectnessPhases {
 struct CorrectnessResult {
   Verdict verdict = Verdict::correct;  // kbench's rules, robustness trials included
   std::string message;
-  Verdict upstream_verdict = Verdict::correct;  // KernelBench's: the problem's own inputs, its tolerance
-  std::string upstream_message;
+  Verdict kernelbench_verdict = Verdict::correct;  // KernelBench's: the problem's own inputs, its tolerance
+  std::string kernelbench_message;
   std::string details;  // full error text (TorchScript traceback, CUDA error) when there is one
   std::vector<TrialResult> trials;
   bool context_poisoned = false;  // a sticky CUDA error: this process must not run another candidate

@@ -80,16 +80,16 @@ Degeneracy measure_degeneracy(problems::Reference& reference, const CheckOptions
   const auto zeros = map_tensors(first, [](const at::Tensor& t) { return torch::zeros_like(t); });
   d.seeds = options.trials;
   d.seed_invariant = true;
-  d.zeros_pass = compare_outputs(first, zeros, tol).upstream_verdict == Verdict::correct;
+  d.zeros_pass = compare_outputs(first, zeros, tol).kernelbench_verdict == Verdict::correct;
   d.below_atol_share = share_below(first, tol.atol);
   d.constant_passes_kbench = true;
   for (int i = 1; i < options.trials; ++i) {
     const auto out = reference_forward(reference, {options.base_seed + static_cast<uint64_t>(i), problems::kOwnDistribution});
     const auto as_constant = compare_outputs(out, first, tol);
-    d.seed_invariant = d.seed_invariant && as_constant.upstream_verdict == Verdict::correct;
+    d.seed_invariant = d.seed_invariant && as_constant.kernelbench_verdict == Verdict::correct;
     d.constant_passes_kbench = d.constant_passes_kbench && as_constant.verdict == Verdict::correct;
     d.max_change = std::max(d.max_change, max_change(out, first));
-    d.zeros_pass = d.zeros_pass && compare_outputs(out, zeros, tol).upstream_verdict == Verdict::correct;
+    d.zeros_pass = d.zeros_pass && compare_outputs(out, zeros, tol).kernelbench_verdict == Verdict::correct;
     d.below_atol_share = std::max(d.below_atol_share, share_below(out, tol.atol));
   }
   for (size_t j = 0; j < problems::kRobustnessDistributions.size(); ++j) {

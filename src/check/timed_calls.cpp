@@ -20,9 +20,7 @@
 namespace kbench::check {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
-using log::ms_since;
 
 // So that a draw's time is the GPU's; an error surfacing here is reported by the timing loop's
 // own synchronisation right after.
@@ -56,6 +54,25 @@ std::string call_label(const CallPlan& plan, size_t index) {
          std::to_string(c.seed) + ")";
 }
 
+// What the calls of a run measured: the figure of the problem's own inputs (up to where adaptive
+// timing stopped), its precision and drift, and each robustness distribution's.
+void summarize_calls(const timing::Measurement& all, const CallPlan& plan, const TimedCallOptions& options, TimedCalls& r) {
+  r.calls_run = static_cast<int>(all.trial_ms.size());
+  const auto own = [&](int i) { return plan.timed[static_cast<size_t>(i)].distribution == problems::kOwnDistribution; };
+  r.own = timing::select_trials(all, [&](int i) { return i < r.timed_calls && own(i); }, options.timing);
+  r.interval = timing::relative_half_width(r.own.trial_ms);
+  r.drift = timing::relative_drift(r.own.trial_ms);
+  if (r.timed_calls > 0) r.check_probability = plan.check_probability[static_cast<size_t>(r.timed_calls - 1)];
+  if (options.timing.mode == timing::TimingMode::both) r.all_calls = timing::select_trials(all, own, options.timing);
+  // Every distribution's calls come before the first stop: all of them ran.
+  for (const auto& d : options.distributions) {
+    std::vector<double> ms;
+    for (size_t i = 0; i < all.trial_ms.size(); ++i)
+      if (plan.timed[i].distribution == d) ms.push_back(all.trial_ms[i]);
+    if (!ms.empty()) r.distributions[d] = timing::summarize(ms);
+  }
+}
+
 // The calls of one run: inputs drawn before each (the last call's freed first, so that one input set
 // lives at a time; a baseline's only when the distribution changes), `call` timed, and `check`
 // handed the output of each checked call.
@@ -83,12 +100,11 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
     current = i;
     const auto& c = call_at(i);
     if (r.fresh_inputs || inputs.empty() || drawn != c.distribution) {
-      const auto t0 = Clock::now();
+      const log::PhaseTimer timer(r.redraw_ms);
       inputs.clear();
       inputs = reference.make_inputs(c.seed, c.distribution);
       drawn = c.distribution;
       wait_for_device();
-      r.redraw_ms += ms_since(t0);
     }
     torch::manual_seed(c.seed);  // a stochastic forward draws what the check's reference draws
   };
@@ -103,10 +119,9 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
       out = c10::IValue();
       return;
     }
-    const auto t0 = Clock::now();
+    const log::PhaseTimer timer(r.checks_ms);
     check(static_cast<size_t>(i), std::move(out), r);
     out = c10::IValue();
-    r.checks_ms += ms_since(t0);
   };
   r.unthrottled_sm_mhz = current_unthrottled_sm_mhz();
   // `both` notes where adaptive timing would have ended and carries on to the last call.
@@ -122,21 +137,7 @@ TimedCalls run_calls(problems::Reference& reference, const TimedCallOptions& opt
   const auto all = timing::measure([&] { out = call(inputs, call_at(current).seed); }, timing_options, hooks);
   inputs.clear();
   out = c10::IValue();
-
-  r.calls_run = static_cast<int>(all.trial_ms.size());
-  const auto own = [&](int i) { return plan.timed[static_cast<size_t>(i)].distribution == problems::kOwnDistribution; };
-  r.own = timing::select_trials(all, [&](int i) { return i < r.timed_calls && own(i); }, options.timing);
-  r.interval = timing::relative_half_width(r.own.trial_ms);
-  r.drift = timing::relative_drift(r.own.trial_ms);
-  if (r.timed_calls > 0) r.check_probability = plan.check_probability[static_cast<size_t>(r.timed_calls - 1)];
-  if (options.timing.mode == timing::TimingMode::both) r.all_calls = timing::select_trials(all, own, options.timing);
-  // Every distribution's calls come before the first stop: all of them ran.
-  for (const auto& d : options.distributions) {
-    std::vector<double> ms;
-    for (size_t i = 0; i < all.trial_ms.size(); ++i)
-      if (plan.timed[i].distribution == d) ms.push_back(all.trial_ms[i]);
-    if (!ms.empty()) r.distributions[d] = timing::summarize(ms);
-  }
+  summarize_calls(all, plan, options, r);
   return r;
 }
 
@@ -243,13 +244,12 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     const bool robustness = c.distribution != problems::kOwnDistribution;
     c10::IValue expected;
     with_output_in_host_memory(output, options.offload_candidate_output, [&] {
-      auto t0 = Clock::now();
-      auto inputs = reference.make_inputs(c.seed, c.distribution);
-      wait_for_device();
-      r.check_inputs_ms += ms_since(t0);
-      t0 = Clock::now();
-      expected = run_reference(reference, inputs, c.seed);
-      r.check_reference_ms += ms_since(t0);
+      auto inputs = log::timed(r.check_inputs_ms, [&] {
+        auto drawn = reference.make_inputs(c.seed, c.distribution);
+        wait_for_device();
+        return drawn;
+      });
+      expected = log::timed(r.check_reference_ms, [&] { return run_reference(reference, inputs, c.seed); });
     });
     if (robustness && !all_finite(expected)) {
       ++r.checks_skipped;
@@ -258,12 +258,12 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     ++r.checked;
     auto rule = tolerance;
     rule.robustness = robustness;
-    const auto t0 = Clock::now();
-    auto cmp = compare_outputs(expected, output, rule);
-    expected = c10::IValue();  // room for the exact reference, where the retry needs one
-    cmp = with_exact_reference_retry(cmp, output, rule, reference, {c.seed, c.distribution},
-                                     options.offload_candidate_output);
-    r.check_compare_ms += ms_since(t0);
+    const auto cmp = log::timed(r.check_compare_ms, [&] {
+      const auto first = compare_outputs(expected, output, rule);
+      expected = c10::IValue();  // room for the exact reference, where the retry needs one
+      return with_exact_reference_retry(first, output, rule, reference, {c.seed, c.distribution},
+                                        options.offload_candidate_output);
+    });
     const std::string why = "correct when checked, but " + call_label(plan, index) + " gave a wrong output: ";
     if (cmp.verdict != Verdict::correct) r.verdict = Verdict::inconsistent, r.message = why + cmp.message;
   };

@@ -13,11 +13,14 @@ int run(int argc, char** argv) {
   app.fallthrough();  // global flags (--json, --root, -v) may follow the subcommand too
   kbench::cli::GlobalOptions global;
   int exit_code = 0;
-  app.set_version_flag("--version", [] { return kbench::cli::version_text(); });
-  app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
-  app.add_option("--root", global.root, "kbench checkout holding problems/ and level*/ (default: $KBENCH_ROOT or the source tree)");
-  app.add_flag_function("-v,--verbose", [&](int64_t n) { global.verbosity += static_cast<int>(n); }, "More log output");
-  app.add_flag_function("-q,--quiet", [&](int64_t n) { global.verbosity -= static_cast<int>(n); }, "Only errors");
+  app.set_help_flag("-h,--help", "print the help: the commands, or with a command, its options");
+  app.set_version_flag("--version", [] { return kbench::cli::version_text(); },
+                       "print the versions of kbench, libtorch, NVRTC, the CUDA runtime and driver, and the GPU");
+  app.add_flag("--json", global.json, "machine-readable JSON on stdout");
+  app.add_option("--root", global.root, "the kbench checkout holding problems/ and level*/")
+      ->type_name("DIR")->default_str("$KBENCH_ROOT, or the source tree kbench was built from");
+  app.add_flag_function("-v,--verbose", [&](int64_t n) { global.verbosity += static_cast<int>(n); }, "more log output");
+  app.add_flag_function("-q,--quiet", [&](int64_t n) { global.verbosity -= static_cast<int>(n); }, "only errors");
   kbench::cli::add_commands(app, global, exit_code);
   try {
     kbench::compile::requested_build_route();  // a mistyped $KBENCH_EXTENSION_BUILD stops every command at once

@@ -21,8 +21,6 @@ namespace py = pybind11;
 namespace kbench::compile::python {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using log::ms_since;
 
 std::atomic<bool> g_submission_phase{false};
 StartTimes g_start_times;
@@ -120,7 +118,7 @@ std::vector<std::string> snapshot_environment() {
 }
 
 py::module_ start_interpreter() {
-  const auto t0 = Clock::now();
+  const log::PhaseTimer since_start;
   PySys_AddAuditHook(audit, nullptr);  // before Python starts: nothing can run ahead of it
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
@@ -136,7 +134,7 @@ py::module_ start_interpreter() {
   } catch (const std::exception& e) {
     throw std::runtime_error("cannot start Python (" + executable() + "): " + e.what());
   }
-  g_start_times.interpreter_ms = ms_since(t0);
+  g_start_times.interpreter_ms = since_start.elapsed_ms();
   try {
     g_format_exception = new py::object(py::module_::import("traceback").attr("format_exception"));
     // torch's ~2000 modules compiled once into kbench's cache, not at every start: installations
@@ -147,10 +145,8 @@ py::module_ start_interpreter() {
     const py::object prefix_before = sys.attr("pycache_prefix");
     sys.attr("pycache_prefix") = (problems::cache_dir() / "python-bytecode").string();
     sys.attr("dont_write_bytecode") = false;
-    auto t = Clock::now();
-    py::module_::import("torch");
-    g_start_times.torch_ms = ms_since(t);
-    t = Clock::now();
+    log::timed(g_start_times.torch_ms, [] { return py::module_::import("torch"); });
+    const log::PhaseTimer support_timer(g_start_times.support_ms);
     auto support = py::module_::import("types").attr("ModuleType")("kbench_modelnew");
     const auto builtins = py::module_::import("builtins");
     builtins.attr("exec")(builtins.attr("compile")(kModelNewSupportSource, "<kbench: modelnew_support.py>", "exec"),
@@ -158,7 +154,6 @@ py::module_ start_interpreter() {
     sys.attr("modules")["kbench_modelnew"] = support;
     sys.attr("dont_write_bytecode") = true;
     sys.attr("pycache_prefix") = prefix_before;
-    g_start_times.support_ms = ms_since(t);
     return support;
   } catch (const py::error_already_set& e) {
     throw std::runtime_error("cannot import torch in Python (" + executable() + "): " + describe(e));
@@ -174,9 +169,7 @@ py::module_ start(bool with_cuda) {
   if (with_cuda && !cuda_ready) {
     // Before any submission code: torch.cuda's lazy initialisation runs calls queued by whoever
     // imported it, and counts devices through NVML with ctypes, which submission code may not use.
-    const auto t0 = Clock::now();
-    support.attr("initialise_cuda")();
-    g_start_times.cuda_ms = ms_since(t0);
+    log::timed(g_start_times.cuda_ms, [&] { return support.attr("initialise_cuda")(); });
     cuda_ready = true;
   }
   return support;

@@ -13,4 +13,9 @@ inline std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Bytes in MiB: one digit after the point below 10 GiB, none above.
+inline std::string mib(long long bytes) {
+  return fixed(static_cast<double>(bytes) / (1 << 20), bytes >= (10LL << 30) ? 0 : 1) + " MiB";
+}
+
 }  // namespace kbench::log

@@ -88,7 +88,7 @@ std::filesystem::path project_root(const std::string& override_root = "");
 // The archive cache: $KBENCH_CACHE, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
 std::filesystem::path cache_dir();
 
-// Where scripts/export_problems.py puts a problem's model for this libtorch version; the name
+// Where scripts/tools/export_problems.py puts a problem's model for this libtorch version; the name
 // carries the source hash, so an edited problem never loads a stale archive.
 std::filesystem::path archive_path(const Problem& problem, const std::string& torch_version);
 

@@ -65,7 +65,7 @@ Reference::Reference(const Problem& problem, const torch::Device& device)
   const auto archive = archive_path(problem, libtorch_version());
   if (!std::filesystem::exists(archive))
     throw std::runtime_error("no TorchScript archive for " + problem.key() + " at " + archive.string() +
-                             "; make it with: scripts/export_problems.py --level " +
+                             "; make it with: scripts/tools/export_problems.py --level " +
                              std::to_string(problem.level) + " --problem " + std::to_string(problem.id));
   module_ = torch::jit::load(archive.string(), torch::kCPU);
   module_.train();

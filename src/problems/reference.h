@@ -22,20 +22,20 @@ bool version_less(const std::string& a, const std::string& b);
 // True when `problem` declares a minimum PyTorch newer than this libtorch (it cannot be loaded here).
 bool needs_newer_torch(const Problem& problem);
 
-// Input distributions the generators know (scripts/problem_source.py, _draw): "own" is the
+// Input distributions the generators know (scripts/tools/problem_source.py, _draw): "own" is the
 // problem's; the others draw every floating-point input from another distribution (integer draws
 // stay the problem's) for the robustness trials: signed, heavy-tailed and large, signed and small.
 inline constexpr const char* kOwnDistribution = "own";
 inline const std::vector<std::string> kRobustnessDistributions = {"normal", "logistic_x10", "uniform_pm0.1"};
 
-// The seed every reference model is built under (scripts/export_problems.py's MODEL_SEED): a
+// The seed every reference model is built under (scripts/tools/export_problems.py's MODEL_SEED): a
 // submission that builds its own modules (a ModelNew) is built under it too, so that its parameters
 // equal the reference's.
 inline constexpr uint64_t kModelSeed = 1234;
 
 class Reference {
  public:
-  // Loads the archive made by scripts/export_problems.py on the CPU, then moves it to `device`;
+  // Loads the archive made by scripts/tools/export_problems.py on the CPU, then moves it to `device`;
   // throws with a line that says how to make it when it is missing or stale.
   Reference(const Problem& problem, const torch::Device& device);
 

@@ -33,10 +33,8 @@ void sort_by_time(nlohmann::json& rows) {
 
 using kbench::log::fixed;
 
-}  // namespace
-
-nlohmann::json summarize_reference(const std::vector<ProfiledEvent>& events) {
-  // Operators in call order per thread; each one's top-level ancestor by interval nesting.
+// The operators' events in call order per thread (the enclosing one first).
+std::vector<size_t> operators_in_order(const std::vector<ProfiledEvent>& events) {
   std::vector<size_t> ops;
   for (size_t i = 0; i < events.size(); ++i)
     if (is_operator(events[i])) ops.push_back(i);
@@ -44,10 +42,16 @@ nlohmann::json summarize_reference(const std::vector<ProfiledEvent>& events) {
     const auto &x = events[a], &y = events[b];
     if (x.thread != y.thread) return x.thread < y.thread;
     if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-    return x.duration_ns > y.duration_ns;  // the enclosing one first
+    return x.duration_ns > y.duration_ns;
   });
-  std::unordered_map<uint64_t, size_t> top_of;  // operator id -> its top-level operator's event
-  std::vector<size_t> open;                     // the enclosing operators of the current one
+  return ops;
+}
+
+// Each operator's top-level ancestor by interval nesting: operator id -> that ancestor's event.
+std::unordered_map<uint64_t, size_t> top_level_operators(const std::vector<ProfiledEvent>& events,
+                                                         const std::vector<size_t>& ops) {
+  std::unordered_map<uint64_t, size_t> top_of;
+  std::vector<size_t> open;  // the enclosing operators of the current one
   uint64_t thread = 0;
   for (size_t i : ops) {
     const auto& e = events[i];
@@ -57,6 +61,32 @@ nlohmann::json summarize_reference(const std::vector<ProfiledEvent>& events) {
     top_of[e.correlation] = open.empty() ? i : open.front();
     open.push_back(i);
   }
+  return top_of;
+}
+
+// FLOPs: PyTorch's formulas, per innermost operator that has one (they never nest). Null where no
+// operator with the heavy FLOPs (products, convolutions) reported any: not known.
+nlohmann::json flops_of(const std::vector<ProfiledEvent>& events, const std::vector<size_t>& ops) {
+  double flops = 0;
+  std::vector<std::string> counted;
+  bool heavy = false;
+  for (size_t i : ops) {
+    const auto& e = events[i];
+    if (e.flops == 0) continue;
+    flops += static_cast<double>(e.flops);
+    heavy = heavy || counts_heavy_flops(e.name);
+    if (std::find(counted.begin(), counted.end(), e.name) == counted.end()) counted.push_back(e.name);
+  }
+  nlohmann::json flops_entry;
+  if (heavy) flops_entry = {{"count", flops}, {"from", counted}};
+  return flops_entry;
+}
+
+}  // namespace
+
+nlohmann::json summarize_reference(const std::vector<ProfiledEvent>& events) {
+  const auto ops = operators_in_order(events);
+  const auto top_of = top_level_operators(events, ops);
 
   struct OpTotal {
     uint64_t ns = 0;
@@ -99,22 +129,8 @@ nlohmann::json summarize_reference(const std::vector<ProfiledEvent>& events) {
                            {"share", share(e->duration_ns)}});
   sort_by_time(top_kernels);
   if (top_kernels.size() > kTopKernels) top_kernels.erase(top_kernels.begin() + kTopKernels, top_kernels.end());
-
-  // FLOPs: PyTorch's formulas, per innermost operator that has one (they never nest).
-  double flops = 0;
-  std::vector<std::string> counted;
-  bool heavy = false;
-  for (size_t i : ops) {
-    const auto& e = events[i];
-    if (e.flops == 0) continue;
-    flops += static_cast<double>(e.flops);
-    heavy = heavy || counts_heavy_flops(e.name);
-    if (std::find(counted.begin(), counted.end(), e.name) == counted.end()) counted.push_back(e.name);
-  }
-  nlohmann::json flops_entry;  // null: not known
-  if (heavy) flops_entry = {{"count", flops}, {"from", counted}};
   return {{"gpu_ms", total_ms}, {"device_events", kernels.size()}, {"ops", op_rows}, {"kernels", top_kernels},
-          {"flops", flops_entry}};
+          {"flops", flops_of(events, ops)}};
 }
 
 void summarize_candidate(nlohmann::json& candidate) {

@@ -117,6 +117,35 @@ std::vector<std::string> ncu_command(const std::string& ncu, const std::string& 
           "--launch-count", std::to_string(launch_count), "--metrics", metrics, "--export", report, "--force-overwrite"};
 }
 
+namespace {
+
+// One kernel's rows of the export: its launches, and each field's sum and count.
+struct KernelSums {
+  int launches = 0;
+  std::map<std::string, std::pair<double, int>> fields;  // record field -> sum, count
+};
+
+// The record's entry of one kernel: each field's mean, and the stall reason it waited on most.
+nlohmann::json kernel_entry(const std::string& name, const KernelSums& k) {
+  nlohmann::json entry = {{"kernel", name}, {"launches", k.launches}};
+  std::string top;
+  double top_value = -1;
+  for (const auto& [field, sum] : k.fields) {
+    const double mean = sum.first / sum.second;
+    if (field.rfind("stall:", 0) != 0) {
+      entry[field] = mean;
+      continue;
+    }
+    // Being picked to issue, or eligible and not picked, is not waiting on anything.
+    const auto reason = field.substr(6);
+    if (reason != "selected" && reason != "not_selected" && mean > top_value) top = reason, top_value = mean;
+  }
+  if (!top.empty()) entry["top_stall"] = top, entry["top_stall_cycles_per_issue"] = top_value;
+  return entry;
+}
+
+}  // namespace
+
 nlohmann::json parse_ncu_raw_csv(const std::string& csv) {
   const auto rows = read_csv(csv);
   if (rows.empty()) throw std::runtime_error("Nsight Compute's export is empty: it profiled no kernel");
@@ -133,11 +162,7 @@ nlohmann::json parse_ncu_raw_csv(const std::string& csv) {
     first = 2;
   }
 
-  struct Sums {
-    int launches = 0;
-    std::map<std::string, std::pair<double, int>> fields;  // record field -> sum, count
-  };
-  std::map<std::string, Sums> per_kernel;
+  std::map<std::string, KernelSums> per_kernel;
   std::vector<std::string> order;
   for (size_t r = first; r < rows.size(); ++r) {
     const auto& row = rows[r];
@@ -168,24 +193,7 @@ nlohmann::json parse_ncu_raw_csv(const std::string& csv) {
   }
 
   nlohmann::json kernels = nlohmann::json::array();
-  for (const auto& name : order) {
-    const auto& k = per_kernel[name];
-    nlohmann::json entry = {{"kernel", name}, {"launches", k.launches}};
-    std::string top;
-    double top_value = -1;
-    for (const auto& [field, sum] : k.fields) {
-      const double mean = sum.first / sum.second;
-      if (field.rfind("stall:", 0) != 0) {
-        entry[field] = mean;
-        continue;
-      }
-      // Being picked to issue, or eligible and not picked, is not waiting on anything.
-      const auto reason = field.substr(6);
-      if (reason != "selected" && reason != "not_selected" && mean > top_value) top = reason, top_value = mean;
-    }
-    if (!top.empty()) entry["top_stall"] = top, entry["top_stall_cycles_per_issue"] = top_value;
-    kernels.push_back(entry);
-  }
+  for (const auto& name : order) kernels.push_back(kernel_entry(name, per_kernel[name]));
   return {{"kernels", kernels}};
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "log/number_text.h"
+#include "report/records.h"
 #include "report/profile_text.h"
 
 namespace kbench::report {
@@ -107,7 +108,8 @@ std::string verdict_lines(const ScoredRun& run, const std::string& bullet) {
     for (const auto& [v, n] : s.verdicts) out += " " + v + " " + std::to_string(n);
     for (const auto& [k, v] : s.pass_at_k) out += "; pass@" + std::to_string(k) + " " + percent(v);
     for (const auto& [k, v] : s.fast1_at_k) out += "; fast_1@" + std::to_string(k) + " " + percent(v);
-    const auto correct = s.verdicts.count("correct") ? s.verdicts.at("correct") : 0;
+    const auto correct_name = check::to_string(check::Verdict::correct);
+    const auto correct = s.verdicts.count(correct_name) ? s.verdicts.at(correct_name) : 0;
     if (correct > 0)
       out += "; PyTorch compute ops in forward: " + std::to_string(s.correct_using_torch_ops) + " of " +
              std::to_string(correct) + " correct (" + percent(static_cast<double>(s.correct_using_torch_ops) / correct) + ")";
@@ -285,22 +287,23 @@ std::unique_ptr<Printer> make_printer(const std::string& format) {
   throw std::runtime_error("unknown report format '" + format + "' (terminal, markdown, json, svg)");
 }
 
-std::string eval_summary(const nlohmann::json& r) {
-  std::ostringstream out;
-  const auto& p = r.value("problem", nlohmann::json::object());
-  out << "level " << p.value("level", 0) << " problem " << p.value("id", 0) << " (" << p.value("name", "?")
-      << ")  " << r["submission"].value("path", "") << "\n";
+namespace {
+
+// The record's verdict, and the other rule's where it differs (see check/correctness.h).
+void record_verdict_lines(std::ostream& out, const nlohmann::json& r) {
   out << "verdict: " << r.value("verdict", "?") << " — " << r.value("message", "") << "\n";
-  // The other rule's verdict, where it differs (see check/correctness.h).
   const bool compat = r.contains("compat");  // "kernelbench" or "kernelbench-v0.1": KernelBench's verdict is the record's
-  const auto other = verdict_under(r, !compat);
-  if (r.contains("verdicts") && other != r.value("verdict", "")) {
+  const auto other = verdict_of(r, compat ? VerdictOf::kbench : VerdictOf::kernelbench);
+  if (r.contains("verdicts") && other != verdict_of(r)) {
     const auto rule = r["verdicts"]["kernelbench"].value("rule", "");
     out << (compat ? "kbench's verdict: " : "KernelBench's verdict" + (rule.empty() ? "" : " (rule " + rule + ")") + ": ")
-        << other << " — " << r["verdicts"][compat ? "kbench" : "kernelbench"].value("message", "") << "\n";
+        << verdict_text(other) << " — " << r["verdicts"][compat ? "kbench" : "kernelbench"].value("message", "") << "\n";
   }
-  if (r.contains("compile") && r["compile"].contains("extensions")) {  // a ModelNew: its load_inline builds
-    const auto& c = r["compile"];
+}
+
+// A ModelNew's load_inline builds, or a .cu's NVRTC compile.
+void compile_lines(std::ostream& out, const nlohmann::json& c) {
+  if (c.contains("extensions")) {
     out << "extensions (" << c.value("arch", "") << "):";
     for (const auto& e : c["extensions"])
       out << " " << e.value("name", "?") << " ("
@@ -313,15 +316,46 @@ std::string eval_summary(const nlohmann::json& r) {
         out << e.value("name", "?") << ": " << a << "\n";
       if (!e.value("ok", false)) out << e.value("log", "") << "\n";
     }
-  } else if (r.contains("compile")) {
-    const auto& c = r["compile"];
-    out << "compile: " << (c.value("ok", false) ? "ok" : "failed") << ", " << fixed(c.value("nvrtc_ms", 0.0), 1)
-        << " ms" << (c.value("from_cache", false) ? " (cached)" : "") << ", " << c.value("arch", "")
-        << ", kernels:";
-    for (const auto& k : c.value("kernels", nlohmann::json::array())) out << " " << k.get<std::string>();
-    out << "\n";
-    if (!c.value("ok", false)) out << c.value("log", "") << "\n";
+    return;
   }
+  out << "compile: " << (c.value("ok", false) ? "ok" : "failed") << ", " << fixed(c.value("nvrtc_ms", 0.0), 1) << " ms"
+      << (c.value("from_cache", false) ? " (cached)" : "") << ", " << c.value("arch", "") << ", kernels:";
+  for (const auto& k : c.value("kernels", nlohmann::json::array())) out << " " << k.get<std::string>();
+  out << "\n";
+  if (!c.value("ok", false)) out << c.value("log", "") << "\n";
+}
+
+void timing_lines(std::ostream& out, const nlohmann::json& r) {
+  const auto& t = r["timing"];
+  if (t.contains("candidate"))
+    out << "timing: candidate " << fixed(t["candidate"].value("mean_ms", 0.0), 4) << " ms (std "
+        << fixed(t["candidate"].value("std_ms", 0.0), 4) << ")";
+  if (t.contains("eager"))
+    out << ", eager " << fixed(t["eager"].value("mean_ms", 0.0), 4) << " ms → speedup " << fixed(t.value("speedup_eager", 0.0), 2)
+        << "x";
+  if (t.contains("speedup_compiled")) out << ", vs compiled " << fixed(t.value("speedup_compiled", 0.0), 2) << "x";
+  else if (t.contains("compiled")) out << ", no compiled figure (" << t["compiled"].value("source", "") << ")";
+  out << "\n";
+  if (verdict_of(r) != check::Verdict::correct && verdict_of(r, VerdictOf::kernelbench) == check::Verdict::correct &&
+      t.contains("speedup_eager"))
+    out << "(timed because KernelBench's verdict is correct; these speedups count only in its score)\n";
+  if (t.contains("audit") && t["audit"].value("flagged", false))
+    out << "FLAGGED: " << t["audit"].value("reason", "") << "; not counted in fast_p\n";
+  for (const auto* who : {"candidate", "eager"})
+    if (t.contains(who))
+      for (const auto& w : t[who].value("warnings", nlohmann::json::array()))
+        out << "warning (" << who << "): " << w.get<std::string>() << "\n";
+}
+
+}  // namespace
+
+std::string eval_summary(const nlohmann::json& r) {
+  std::ostringstream out;
+  const auto& p = r.value("problem", nlohmann::json::object());
+  out << "level " << p.value("level", 0) << " problem " << p.value("id", 0) << " (" << p.value("name", "?") << ")  "
+      << r["submission"].value("path", "") << "\n";
+  record_verdict_lines(out, r);
+  if (r.contains("compile")) compile_lines(out, r["compile"]);
   if (r.contains("correctness")) {
     out << "correctness:";
     for (const auto& t : r["correctness"]["trials"]) {
@@ -333,27 +367,7 @@ std::string eval_summary(const nlohmann::json& r) {
   }
   if (r.contains("ablation"))
     out << "without its kernels: " << r["ablation"].value("message", r["ablation"].value("skipped", "")) << "\n";
-  if (r.contains("timing")) {
-    const auto& t = r["timing"];
-    if (t.contains("candidate"))
-      out << "timing: candidate " << fixed(t["candidate"].value("mean_ms", 0.0), 4) << " ms (std "
-          << fixed(t["candidate"].value("std_ms", 0.0), 4) << ")";
-    if (t.contains("eager"))
-      out << ", eager " << fixed(t["eager"].value("mean_ms", 0.0), 4) << " ms → speedup "
-          << fixed(t.value("speedup_eager", 0.0), 2) << "x";
-    if (t.contains("speedup_compiled"))
-      out << ", vs compiled " << fixed(t.value("speedup_compiled", 0.0), 2) << "x";
-    else if (t.contains("compiled"))
-      out << ", no compiled figure (" << t["compiled"].value("source", "") << ")";
-    out << "\n";
-    if (r.value("verdict", "") != "correct" && verdict_under(r, true) == "correct" && t.contains("speedup_eager"))
-      out << "(timed because KernelBench's verdict is correct; these speedups count only in its score)\n";
-    if (t.contains("audit") && t["audit"].value("flagged", false))
-      out << "FLAGGED: " << t["audit"].value("reason", "") << "; not counted in fast_p\n";
-    for (const auto* who : {"candidate", "eager"})
-      if (t.contains(who))
-        for (const auto& w : t[who].value("warnings", nlohmann::json::array())) out << "warning (" << who << "): " << w.get<std::string>() << "\n";
-  }
+  if (r.contains("timing")) timing_lines(out, r);
   if (r.contains("profile")) out << profile_text(r["profile"], 4);
   return out.str();
 }

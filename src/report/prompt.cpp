@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "report/profile_text.h"
+#include "report/records.h"
 
 namespace kbench::report {
 namespace {
@@ -38,7 +39,7 @@ std::string feedback_section(const nlohmann::json& r, const std::string& previou
     s << ".\n";
   }
   if (r.contains("profile")) s << "\n" << profile_text(r["profile"]);
-  s << "\n" << (r.value("verdict", "") == "correct" ? "It is correct. Make it faster while keeping it correct."
+  s << "\n" << (verdict_of(r) == check::Verdict::correct ? "It is correct. Make it faster while keeping it correct."
                                                       : "Fix it: the submission must be correct before speed counts.")
     << "\n\n";
   return s.str();

@@ -7,6 +7,17 @@
 
 namespace kbench::report {
 
+std::optional<check::Verdict> verdict_of(const nlohmann::json& record, VerdictOf which) {
+  const auto verdicts = record.find("verdicts");
+  if (which != VerdictOf::record && verdicts != record.end() && verdicts->is_object()) {
+    const auto entry = verdicts->find(which == VerdictOf::kernelbench ? "kernelbench" : "kbench");
+    if (entry != verdicts->end()) return check::verdict_from_string(entry->value("verdict", ""));
+  }
+  return check::verdict_from_string(record.value("verdict", ""));
+}
+
+std::string verdict_text(std::optional<check::Verdict> verdict) { return verdict ? check::to_string(*verdict) : ""; }
+
 std::vector<nlohmann::json> read_records(const std::vector<std::string>& files) {
   std::map<std::string, nlohmann::json> by_submission;
   for (const auto& f : files) {

@@ -1,22 +1,29 @@
 // `kbench ci`: this run's records against the recorded ones (results/ci/<gpu>.json).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "check/verdict.h"
+
 namespace kbench::report {
+
+// `refused`: --torch-ops forbid refused it before it ran (its forward calls PyTorch compute ops, as a
+// kernel that leaves a matmul to cuBLAS does). Named "ok", "REGRESSED", "new", "improved", "skipped", "refused".
+enum class RegressionStatus { ok, regressed, new_kernel, improved, skipped, refused };
+std::string to_string(RegressionStatus status);
 
 struct RegressionRow {
   std::string file;
-  std::string recorded_verdict, verdict;
+  std::optional<check::Verdict> recorded_verdict, verdict;  // none: not recorded, or a name kbench no longer has
   double recorded_speedup = 0, speedup = 0;
   double allowed_drop = 0;  // fraction, from the recorded and current noise
-  // "ok", "REGRESSED", "new", "improved", "skipped", or "refused": --torch-ops forbid refused it before
-  // it ran (its forward calls PyTorch compute ops, as a kernel that leaves a matmul to cuBLAS does)
-  std::string status;
+  RegressionStatus status = RegressionStatus::ok;
   std::string why;
+  nlohmann::json to_json() const;
 };
 
 // Noise-aware: a speedup regresses when it falls below recorded * (1 - max(5%, 3 * (cv_then + cv_now))).

@@ -3,8 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/records.h"
+
 namespace kbench::report {
 namespace {
+
+// The verdict that counts under `rules`.
+std::optional<check::Verdict> verdict_under(const nlohmann::json& r, const ScoringRules& rules) {
+  return verdict_of(r, rules.kernelbench ? VerdictOf::kernelbench : VerdictOf::kbench);
+}
 
 std::string problem_key(const nlohmann::json& r) {
   return std::to_string(r["problem"].value("level", 0)) + "/" + std::to_string(r["problem"].value("id", 0));
@@ -24,7 +31,7 @@ std::map<std::string, ProblemSamples> collect(const std::vector<nlohmann::json>&
     if (!r.contains("problem") || r["problem"].value("level", 0) != level) continue;
     auto& p = per_problem[problem_key(r)];
     ++p.samples;
-    if (verdict_under(r, rules.kernelbench) != "correct") continue;
+    if (verdict_under(r, rules) != check::Verdict::correct) continue;
     ++p.correct;
     if (!rules.include_flagged && speedup_flagged(r)) continue;  // solved, but its speedup is not credible
     if (r.contains("timing") && r["timing"].contains("speedup_eager"))
@@ -50,15 +57,6 @@ int count_above(const std::vector<double>& xs, double p) {
 }
 
 }  // namespace
-
-std::string verdict_under(const nlohmann::json& record, bool kernelbench) {
-  const auto verdicts = record.find("verdicts");
-  if (verdicts != record.end() && verdicts->is_object()) {
-    const auto which = verdicts->find(kernelbench ? "kernelbench" : "kbench");
-    if (which != verdicts->end()) return which->value("verdict", "");
-  }
-  return record.value("verdict", "");
-}
 
 std::map<std::string, RuleUse> kernelbench_rules(const std::vector<nlohmann::json>& records) {
   std::map<std::string, RuleUse> rules;
@@ -106,9 +104,9 @@ std::vector<LevelScore> score(const std::vector<nlohmann::json>& records, const 
     s.problems_sampled = static_cast<int>(per_problem.size());
     for (const auto& r : records)
       if (r.contains("problem") && r["problem"].value("level", 0) == level) {
-        const auto verdict = verdict_under(r, rules.kernelbench);
-        ++s.verdicts[verdict], ++s.submissions;
-        s.correct_using_torch_ops += verdict == "correct" && used_torch_compute_ops(r);
+        const auto verdict = verdict_under(r, rules);
+        ++s.verdicts[verdict_text(verdict)], ++s.submissions;
+        s.correct_using_torch_ops += verdict == check::Verdict::correct && used_torch_compute_ops(r);
       }
     std::vector<double> all_eager, all_compiled, times_floor;
     for (const auto& [key, p] : per_problem) {

@@ -22,7 +22,6 @@ struct ScoringRules {
   bool include_flagged = false;
 };
 
-std::string verdict_under(const nlohmann::json& record, bool kernelbench);
 bool speedup_flagged(const nlohmann::json& record);
 
 // The rules that KernelBench's verdicts of `records` used (verdicts.kernelbench.rule:

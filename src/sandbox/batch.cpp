@@ -154,6 +154,109 @@ nlohmann::json BatchSummary::to_json() const {
           {"gpu_busy_s", gpu_busy_s}, {"verdicts", verdicts}, {"builds", builds}};
 }
 
+namespace {
+
+// What a batch has to do: the submissions to evaluate, each (problem, content) once, and the files
+// identical to one evaluated (or already done), which get its record under their own names.
+struct Plan {
+  std::vector<Job> jobs;
+  std::vector<std::pair<DiscoveredSubmission, std::string>> duplicates;  // (file, the one it repeats)
+};
+
+// Hashes every file and keeps this shard's; counts into `summary` what it finds and what was done.
+Plan plan_jobs(const Discovery& found, const BatchOptions& o, const std::map<std::string, nlohmann::json>& existing,
+               BatchSummary& summary) {
+  Plan plan;
+  std::map<std::string, std::string> first_of;  // "L/P/hash" -> relative path evaluated
+  for (const auto& s : found.submissions) {
+    const auto hash = compile::content_hash(compile::file_bytes(s.path));
+    if (!in_shard(hash, o.shard_index, o.shard_count)) continue;
+    ++summary.in_shard;
+    const auto key = std::to_string(s.level) + "/" + std::to_string(s.problem) + "/" + hash;
+    if (existing.count(s.relative)) {
+      ++summary.resumed;
+      first_of.emplace(key, s.relative);
+      continue;
+    }
+    if (auto it = first_of.find(key); it != first_of.end()) {
+      plan.duplicates.emplace_back(s, it->second);
+      continue;
+    }
+    first_of[key] = s.relative;
+    plan.jobs.push_back({s, hash, {}});
+  }
+  return plan;
+}
+
+// NVRTC and ModelNew extension builds on every core, ahead of the GPUs: workers then find their
+// CUBINs and extensions in the caches. Each job's `compiled` is ready when its build is done.
+void compile_ahead_of_gpus(std::vector<Job>& jobs, const BatchOptions& o, const problems::Catalog& catalog,
+                           CompileAhead& compile_ahead) {
+  const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
+  const auto compile_options = compile_options_for(o.base, gpu0);
+  for (auto& job : jobs) {
+    PrepareOptions prepare{compile_options, {}, o.worker_exe, o.budgets.build_s};
+    if (const auto* problem = catalog.find(job.submission.level, job.submission.problem))
+      prepare.problem_source = catalog.source_path(*problem);
+    job.compiled = compile_ahead.submit(job.submission.path, prepare);
+  }
+}
+
+// One submission on GPU `gpu`'s runner; the record carries where and how long.
+nlohmann::json evaluate_job(const Job& job, GpuRunner& runner, int gpu, EvalRequest req, const BatchOptions& o,
+                            const problems::Catalog& catalog) {
+  req.submission = job.submission.path.string();
+  req.level = job.submission.level;
+  req.problem = job.submission.problem;
+  const auto t0 = Clock::now();
+  nlohmann::json record;
+  if (!catalog.find(req.level, req.problem)) {
+    record = {{"problem", {{"level", req.level}, {"id", req.problem}}},
+              {"verdict", check::to_string(check::Verdict::host_error)}, {"message", "no such problem in the catalog"}};
+  } else {
+    record = runner.evaluate(req, o.budgets);
+  }
+  record["batch"] = {{"file", job.submission.relative}, {"sample", job.submission.sample}, {"hash", job.hash},
+                     {"gpu", gpu}, {"seconds", seconds_since(t0)}};
+  return record;
+}
+
+// One runner per GPU, each keeping to one problem at a time (jobs are in (problem, path) order), so
+// that its samples reuse the worker's loaded reference and eager timing. Every record is written as
+// it comes, and kept in `existing` for the duplicates.
+void evaluate_on_gpus(std::vector<Job>& jobs, const BatchOptions& o, const problems::Catalog& catalog,
+                      ResultWriter& writer, std::map<std::string, nlohmann::json>& existing, BatchSummary& summary) {
+  const auto gpus = gpus_to_use(o.gpus);
+  JobQueue queue(gpus.size());
+  for (const auto& job : jobs) queue.push(problem_queue_key(job.submission.level, job.submission.problem));
+  queue.close();
+  summary.gpu_busy_s.assign(gpus.size(), 0.0);
+  Progress progress(static_cast<int>(jobs.size()), o.progress);
+  std::mutex summary_mutex;
+  std::vector<std::thread> runners;
+  for (size_t g = 0; g < gpus.size(); ++g)
+    runners.emplace_back([&, g] {
+      GpuRunner runner(gpus[g], o.worker_exe);
+      while (const auto next = queue.next(g)) {
+        const auto& job = jobs[*next];
+        job.compiled.wait();
+        auto req = o.base;
+        if (const auto upcoming = queue.upcoming(g)) std::tie(req.next_level, req.next_problem) = level_and_problem(*upcoming);
+        const auto record = evaluate_job(job, runner, gpus[g], req, o, catalog);
+        writer.append(record);
+        progress.update(record.value("verdict", "?"));
+        std::lock_guard<std::mutex> lock(summary_mutex);
+        summary.gpu_busy_s[g] += record["batch"]["seconds"].get<double>();
+        ++summary.evaluated;
+        ++summary.verdicts[record.value("verdict", "?")];
+        existing[job.submission.relative] = record;
+      }
+    });
+  for (auto& t : runners) t.join();
+}
+
+}  // namespace
+
 BatchSummary run_batch(const BatchOptions& options) {
   const auto start = Clock::now();
   // One robustness seed for every sample of the batch: their reference outputs stay reusable.
@@ -166,100 +269,30 @@ BatchSummary run_batch(const BatchOptions& options) {
   const auto catalog = problems::Catalog::load(problems::project_root(o.base.root));
   auto existing = read_existing(o.out);
   ResultWriter writer(o.out);
+  auto plan = plan_jobs(found, o, existing, summary);
 
-  // Hash every file; keep this shard's; evaluate each (problem, content) once.
-  std::vector<Job> jobs;
-  std::map<std::string, std::string> first_of;  // "L/P/hash" -> relative path evaluated
-  std::vector<std::pair<DiscoveredSubmission, std::string>> duplicates;
-  for (const auto& s : found.submissions) {
-    const auto hash = compile::content_hash(compile::file_bytes(s.path));
-    if (!in_shard(hash, o.shard_index, o.shard_count)) continue;
-    ++summary.in_shard;
-    const auto key = std::to_string(s.level) + "/" + std::to_string(s.problem) + "/" + hash;
-    if (existing.count(s.relative)) {
-      ++summary.resumed;
-      first_of.emplace(key, s.relative);
-      continue;
-    }
-    if (auto it = first_of.find(key); it != first_of.end()) {
-      duplicates.emplace_back(s, it->second);
-      continue;
-    }
-    first_of[key] = s.relative;
-    jobs.push_back({s, hash, {}});
-  }
-
-  // NVRTC and ModelNew extension builds on every core, ahead of the GPUs: workers then find their
-  // CUBINs and extensions in the caches.
-  const auto gpu0 = launch::query_device(o.gpus.empty() ? 0 : o.gpus.front());
-  const auto compile_options = compile_options_for(o.base, gpu0);
   const auto compile_start = Clock::now();
   CompileAhead compile_ahead(o.compile_threads);
-  for (auto& job : jobs) {
-    PrepareOptions prepare{compile_options, {}, o.worker_exe, o.budgets.build_s};
-    if (const auto* problem = catalog.find(job.submission.level, job.submission.problem))
-      prepare.problem_source = catalog.source_path(*problem);
-    job.compiled = compile_ahead.submit(job.submission.path, prepare);
-  }
+  compile_ahead_of_gpus(plan.jobs, o, catalog, compile_ahead);
   summary.compile_threads = compile_ahead.threads();
   if (o.build_only) {  // the caches are filled for a later run; nothing is evaluated
-    for (const auto& job : jobs)
+    for (const auto& job : plan.jobs)
       if (const auto& builds = job.compiled.get(); !builds.is_null())
         summary.builds.push_back({{"file", job.submission.relative}, {"extensions", builds}});
     summary.compile_s = seconds_since(compile_start);
     summary.wall_s = seconds_since(start);
     return summary;
   }
-
-  const auto gpus = gpus_to_use(o.gpus);
-  // One runner per GPU, each keeping to one problem at a time (jobs are in (problem, path) order),
-  // so that its samples reuse the worker's loaded reference and eager timing.
-  JobQueue queue(gpus.size());
-  {
-    for (const auto& job : jobs) queue.push(problem_queue_key(job.submission.level, job.submission.problem));
-    queue.close();
-    summary.gpu_busy_s.assign(gpus.size(), 0.0);
-    Progress progress(static_cast<int>(jobs.size()), o.progress);
-    std::mutex summary_mutex;
-    std::vector<std::thread> runners;
-    for (size_t g = 0; g < gpus.size(); ++g)
-      runners.emplace_back([&, g] {
-        GpuRunner runner(gpus[g], o.worker_exe);
-        while (const auto next = queue.next(g)) {
-          const size_t i = *next;
-          jobs[i].compiled.wait();
-          auto req = o.base;
-          req.submission = jobs[i].submission.path.string();
-          req.level = jobs[i].submission.level;
-          req.problem = jobs[i].submission.problem;
-          if (const auto upcoming = queue.upcoming(g)) std::tie(req.next_level, req.next_problem) = level_and_problem(*upcoming);
-          const auto t0 = Clock::now();
-          nlohmann::json record;
-          if (!catalog.find(req.level, req.problem)) {
-            record = {{"problem", {{"level", req.level}, {"id", req.problem}}}, {"verdict", "host_error"},
-                      {"message", "no such problem in the catalog"}};
-          } else {
-            record = runner.evaluate(req, o.budgets);
-          }
-          const double busy = seconds_since(t0);
-          record["batch"] = {{"file", jobs[i].submission.relative}, {"sample", jobs[i].submission.sample},
-                             {"hash", jobs[i].hash}, {"gpu", gpus[g]}, {"seconds", busy}};
-          writer.append(record);
-          progress.update(record.value("verdict", "?"));
-          std::lock_guard<std::mutex> lock(summary_mutex);
-          summary.gpu_busy_s[g] += busy;
-          ++summary.evaluated;
-          ++summary.verdicts[record.value("verdict", "?")];
-          existing[jobs[i].submission.relative] = record;
-        }
-      });
-    for (const auto& job : jobs) job.compiled.wait();
+  // The builds' own time, measured beside the GPUs' work.
+  std::thread compile_clock([&] {
+    for (const auto& job : plan.jobs) job.compiled.wait();
     summary.compile_s = seconds_since(compile_start);
-    for (auto& t : runners) t.join();
-  }
+  });
+  evaluate_on_gpus(plan.jobs, o, catalog, writer, existing, summary);
+  compile_clock.join();
 
   // Identical files: the first one's verdict, recorded under each name.
-  for (const auto& [dup, original] : duplicates) {
+  for (const auto& [dup, original] : plan.duplicates) {
     auto record = existing.at(original);
     record["duplicate_of"] = original;
     record["batch"]["file"] = dup.relative;

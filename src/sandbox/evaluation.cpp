@@ -25,6 +25,7 @@
 #include "profile/roofline.h"
 #include "report/environment.h"
 #include "sandbox/baseline_timing.h"
+#include "sandbox/eval_options.h"
 #include "timing/speedup_audit.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -35,9 +36,9 @@ namespace kbench::sandbox {
 namespace {
 
 using check::Verdict;
-using Clock = std::chrono::steady_clock;
 
-using log::ms_since;
+using log::PhaseTimer;
+using log::timed;
 
 void set_verdict(nlohmann::json& record, Verdict v, const std::string& message) {
   record["verdict"] = check::to_string(v);
@@ -84,34 +85,34 @@ struct Verdicts {
 // milliseconds of each part.
 nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& problem, EvalContext& context,
                            std::future<std::shared_ptr<problems::Reference>>& loading) {
-  auto t0 = Clock::now();
-  nlohmann::json phases;
-  cudaSetDevice(req.device);
-  cudaFree(nullptr);
-  phases["cuda_context"] = ms_since(t0);
+  nlohmann::json phases = nlohmann::json::object();
+  {
+    PhaseTimer timer(phases["cuda_context"]);
+    cudaSetDevice(req.device);
+    cudaFree(nullptr);
+  }
   check::limit_gpu_memory(req.device, gpu_memory_bytes(req));  // before the weights, which count against it
   if (loading.valid()) {
     context.reference.reset();  // free the previous problem's weights first
     context.reference_outputs.clear();
     context.reference_key.clear();
-    t0 = Clock::now();
-    auto reference = loading.get();
-    phases["reference_read_wait"] = ms_since(t0);
-    t0 = Clock::now();
-    reference->to(torch::Device(torch::kCUDA, req.device));
-    cudaDeviceSynchronize();
-    phases["reference_to_gpu"] = ms_since(t0);
+    auto reference = timed(phases["reference_read_wait"], [&] { return loading.get(); });
+    {
+      PhaseTimer timer(phases["reference_to_gpu"]);
+      reference->to(torch::Device(torch::kCUDA, req.device));
+      cudaDeviceSynchronize();
+    }
     context.reference = std::move(reference);
     context.reference_key = problem.key();
   } else if (context.reference && context.reference->device().is_cpu()) {  // given back (give_back_gpu_memory)
-    t0 = Clock::now();
+    PhaseTimer timer(phases["reference_to_gpu"]);
     context.reference->to(torch::Device(torch::kCUDA, req.device));
     cudaDeviceSynchronize();
-    phases["reference_to_gpu"] = ms_since(t0);
   }
-  t0 = Clock::now();
-  if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
-  phases["memory_hold"] = ms_since(t0);
+  {
+    PhaseTimer timer(phases["memory_hold"]);
+    if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
+  }
   return phases;
 }
 
@@ -168,54 +169,31 @@ std::string baseline_key(const std::string& problem_key, const timing::TimingOpt
   return key;
 }
 
+// The worker's request: the options table's request options (sandbox/eval_options.h), and what
+// only kbench itself sets.
 nlohmann::json EvalRequest::to_json() const {
-  return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"arch", arch},
-          {"compile_only", compile_only}, {"time", time}, {"device", device}, {"trials", check.trials},
-          {"seed", check.base_seed}, {"robust_trials", check.robust_trials}, {"robust_seed", check.robust_seed},
-          {"compat_kernelbench", compat_kernelbench}, {"kernelbench_rule", check::to_string(check.tolerance.kernelbench)},
-          {"atol", check.tolerance.atol}, {"rtol", check.tolerance.rtol},
-          {"timing_trials", timing.trials}, {"warmup", timing.warmup}, {"flush_l2", timing.flush_l2},
-          {"timing", timing::mode_name(timing.mode)}, {"timing_min_trials", timing.min_trials},
-          {"timing_target", timing.target},
-          {"torch_ops", check.forbid_torch_ops ? "forbid" : "allow"}, {"known_baselines", known_baselines},
-          {"profile", profile}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"gpu_memory_gib", gpu_memory_gib},
-          {"next_level", next_level}, {"next_problem", next_problem}};
+  // The rule of KernelBench's verdict travels apart from `compat`: kbench's own tests set it alone.
+  return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"device", device},
+          {"options", request_options(*this)}, {"kernelbench_rule", check::to_string(check.tolerance.kernelbench)},
+          {"known_baselines", known_baselines}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"next_level", next_level},
+          {"next_problem", next_problem}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
-  EvalRequest r;
+  EvalRequest r = default_eval_settings().request;
   r.submission = j.at("submission");
   r.level = j.at("level");
   r.problem = j.at("problem");
-  r.root = j.value("root", "");
-  r.arch = j.value("arch", "");
-  r.compile_only = j.value("compile_only", false);
-  r.time = j.value("time", true);
-  r.device = j.value("device", 0);
-  r.check.trials = j.value("trials", 5);
-  r.check.base_seed = j.value("seed", uint64_t{42});
-  r.check.robust_trials = j.value("robust_trials", 3);
-  r.check.robust_seed = j.value("robust_seed", uint64_t{0});
-  r.compat_kernelbench = j.value("compat_kernelbench", false);
-  r.check.tolerance.kernelbench =
-      check::kernelbench_rule_from_string(j.value("kernelbench_rule", "")).value_or(check::KernelBenchRule::current);
-  r.check.tolerance.atol = j.value("atol", -1.0);
-  r.check.tolerance.rtol = j.value("rtol", -1.0);
-  r.timing.trials = j.value("timing_trials", 100);
-  r.timing.warmup = j.value("warmup", 3);
-  r.timing.flush_l2 = j.value("flush_l2", true);
-  if (!timing::parse_mode(j.value("timing", std::string(timing::mode_name(r.timing.mode))), r.timing.mode))
-    throw std::invalid_argument("unknown timing mode " + j.at("timing").dump());
-  r.timing.min_trials = j.value("timing_min_trials", r.timing.min_trials);
-  r.timing.target = j.value("timing_target", r.timing.target);
-  r.check.forbid_torch_ops = j.value("torch_ops", "allow") == "forbid";
-  r.known_baselines = j.value("known_baselines", nlohmann::json::object());
-  r.ncu = j.value("ncu", false);
-  r.profile = j.value("profile", false) || r.ncu;
-  r.ncu_target = j.value("ncu_target", false);
-  r.gpu_memory_gib = j.value("gpu_memory_gib", 0.0);
-  r.next_level = j.value("next_level", 0);
-  r.next_problem = j.value("next_problem", 0);
+  r.root = j.value("root", r.root);
+  r.device = j.value("device", r.device);
+  set_request_options(j.value("options", nlohmann::json::object()), r);
+  if (const auto rule = check::kernelbench_rule_from_string(j.value("kernelbench_rule", ""))) r.check.tolerance.kernelbench = *rule;
+  r.known_baselines = j.value("known_baselines", r.known_baselines);
+  r.ncu = j.value("ncu", r.ncu);
+  r.profile = r.profile || r.ncu;
+  r.ncu_target = j.value("ncu_target", r.ncu_target);
+  r.next_level = j.value("next_level", r.next_level);
+  r.next_problem = j.value("next_problem", r.next_problem);
   return r;
 }
 
@@ -253,10 +231,8 @@ class GpuStartup {
       return;
     }
     reference_loading_ = std::async(std::launch::async, [&problem, this] {
-      const auto t0 = Clock::now();
-      auto reference = std::make_shared<problems::Reference>(problem, torch::kCPU);
-      reference_read_ms_ = ms_since(t0);
-      return reference;
+      PhaseTimer timer(reference_read_ms_);
+      return std::make_shared<problems::Reference>(problem, torch::kCPU);
     });
 #else
     (void)req, (void)problem, (void)context;
@@ -281,7 +257,7 @@ class GpuStartup {
 #ifdef KBENCH_WITH_CUDA
     if (!ready_.valid()) return;
     run.stage("correctness");
-    const auto t0 = Clock::now();
+    PhaseTimer timer(run.phases["gpu_wait"]);
     try {
       run.phases["gpu_prepare"] = ready_.get();
       if (reference_read_ms_ > 0) run.phases["gpu_prepare"]["reference_read"] = reference_read_ms_;
@@ -289,7 +265,6 @@ class GpuStartup {
     } catch (...) {
       error_ = std::current_exception();
     }
-    run.phases["gpu_wait"] = ms_since(t0);
 #else
     (void)run;
 #endif
@@ -404,24 +379,23 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   const auto& prestart = run.context.python_prestart;
   if (prestart.contains("error")) throw std::runtime_error(prestart["error"].get<std::string>());
   record["worker"] = {{"python_prestarted", !prestart.is_null()}};
-  auto t0 = Clock::now();
-  const auto start_split = compile::start_python(options.with_cuda);
-  run.phases["python_start"] = ms_since(t0);
+  const auto start_split = timed(run.phases["python_start"], [&] { return compile::start_python(options.with_cuda); });
   if (prestart.is_null()) run.phases["python_start_split"] = start_split;
   else run.phases["python_prestart"] = prestart;
 #ifdef KBENCH_WITH_CUDA
   if (options.with_cuda && run.context.reference) {  // else the start-up's error is reported later
-    t0 = Clock::now();
-    watch_modelnew_process(run);
-    run.phases["process_snapshot"] = ms_since(t0);
+    {
+      PhaseTimer timer(run.phases["process_snapshot"]);
+      watch_modelnew_process(run);
+    }
     if (req.time) time_baselines_before_import(run);
   }
 #endif
   run.context.submission_code_loaded = true;
   std::vector<compile::ExtensionBuild> builds;
   CompiledSubmission compiled;
-  t0 = Clock::now();
   try {
+    PhaseTimer timer(run.phases["modelnew_load"]);
     compiled.host = compile::load_modelnew(req.submission, options, builds);
   } catch (const compile::ModelNewError& e) {
     using Kind = compile::ModelNewError::Kind;
@@ -430,7 +404,6 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
                 e.what());
     record["host"] = {{"error", e.details}};
   }
-  run.phases["modelnew_load"] = ms_since(t0);
   nlohmann::json extensions = nlohmann::json::array();
   bool built = true;
   for (const auto& b : builds) extensions.push_back(b.to_json()), built = built && b.ok;
@@ -460,10 +433,11 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
   CompiledSubmission compiled;
   const auto options = compile_options_for(req, run.gpu);
   const compile::CompileCache cache(problems::cache_dir() / "compile");
-  auto t0 = Clock::now();
-  compiled.device_code = compile::compile_device_source(
-      submission.device_source, std::filesystem::path(req.submission).filename().string(), options, &cache);
-  run.phases["nvrtc"] = ms_since(t0);
+  {
+    PhaseTimer timer(run.phases["nvrtc"]);
+    compiled.device_code = compile::compile_device_source(
+        submission.device_source, std::filesystem::path(req.submission).filename().string(), options, &cache);
+  }
   const auto& device_code = *compiled.device_code;
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& k : device_code.kernels) kernels.push_back(k.to_string());
@@ -478,8 +452,8 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
 
   gpu_startup.join(run);
 
-  t0 = Clock::now();
   try {
+    PhaseTimer timer(run.phases["host_compile"]);
     compiled.host = std::make_unique<compile::ScriptHostProgram>(submission.host_source, run.problem.inputs.size());
   } catch (const compile::HostProgramError& e) {
     const std::string what = e.what();
@@ -487,7 +461,6 @@ std::optional<CompiledSubmission> compile_stage(const Run& run, GpuStartup& gpu_
     record["host"] = {{"error", what}};
     return std::nullopt;
   }
-  run.phases["host_compile"] = ms_since(t0);
   record_host(run, *compiled.host);
   return compiled;
 }
@@ -518,7 +491,7 @@ bool load_stage(const Run& run, const CompiledSubmission& compiled, std::unique_
   cudaSetDevice(run.req.device);
   cudaFree(nullptr);
   if (!compiled.device_code) return true;
-  const auto t0 = Clock::now();
+  PhaseTimer timer(run.phases["module_load"]);
   try {
     module = std::make_unique<launch::LoadedModule>(compiled.device_code->cubin, compiled.device_code->kernels);
   } catch (const std::exception& e) {
@@ -526,7 +499,6 @@ bool load_stage(const Run& run, const CompiledSubmission& compiled, std::unique_
     return false;
   }
   launch::set_active_module(module.get(), &run.gpu);
-  run.phases["module_load"] = ms_since(t0);
   return true;
 }
 
@@ -548,9 +520,9 @@ check::CorrectnessResult correctness_stage(const Run& run, const compile::HostPr
                                            const c10::Dict<std::string, at::Tensor>& params,
                                            const check::CheckOptions& check_options) {
   auto& context = run.context;
-  const auto t0 = Clock::now();
-  auto correctness = check::check_correctness(*context.reference, host, params, check_options, context.reference_outputs);
-  run.phases["correctness"] = ms_since(t0);
+  auto correctness = timed(run.phases["correctness"], [&] {
+    return check::check_correctness(*context.reference, host, params, check_options, context.reference_outputs);
+  });
   run.phases["correctness_split"] = check::to_json(correctness.phases);
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : correctness.trials) trials.push_back(check::to_json(t));
@@ -575,12 +547,14 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   calls.distributions = correctness.robustness_distributions;
   calls.offload_candidate_output = check_options.offload_candidate_output;
   const auto params_before = check::fingerprints(params);
-  auto t0 = Clock::now();
-  const auto candidate = check::time_candidate(*run.context.reference, host, params, calls, check_options.tolerance);
   // Where timing's time goes: the calls themselves (warm-up, L2 flushes and synchronisations
   // included), the inputs drawn for them, the checks, the baselines (0 when reused).
   auto& split = run.phases["timing_split"];
-  split = {{"calls", ms_since(t0) - candidate.redraw_ms - candidate.checks_ms}, {"redraws", candidate.redraw_ms},
+  double calls_ms = 0;
+  const auto candidate = timed(calls_ms, [&] {
+    return check::time_candidate(*run.context.reference, host, params, calls, check_options.tolerance);
+  });
+  split = {{"calls", calls_ms - candidate.redraw_ms - candidate.checks_ms}, {"redraws", candidate.redraw_ms},
            {"checks", candidate.checks_ms}, {"eager", 0.0}, {"compiled", 0.0}};
   nlohmann::json timing = {{"candidate", check::to_json(candidate)}};
   if (candidate.verdict != Verdict::correct) verdicts.fail_kbench(candidate.verdict, candidate.message);
@@ -589,17 +563,14 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   if (!verdicts.either_correct()) return timing;
 
   timing["eager_reused"] = run.context.baselines.eager.count(baseline_key(run.problem.key(), run.req.timing)) > 0;
-  t0 = Clock::now();
-  const auto& eager = eager_baseline(baseline_site(run), calls);
-  split["eager"] = ms_since(t0);
+  const auto& eager = timed(split["eager"], [&]() -> const nlohmann::json& { return eager_baseline(baseline_site(run), calls); });
   const double candidate_ms = candidate.own.stats.mean, eager_ms = eager["mean_ms"].get<double>();
   timing["eager"] = eager;
   timing["speedup_eager"] = eager_ms / candidate_ms;
   if (candidate.all_calls && eager.contains("all_calls"))  // --timing both: the fixed count's figure beside
     timing["speedup_eager_all_calls"] = eager["all_calls"]["mean_ms"].get<double>() / candidate.all_calls->stats.mean;
-  t0 = Clock::now();
-  const auto& compiled = compiled_baseline(baseline_site(run), calls);
-  split["compiled"] = ms_since(t0);
+  const auto& compiled =
+      timed(split["compiled"], [&]() -> const nlohmann::json& { return compiled_baseline(baseline_site(run), calls); });
   timing["compiled"] = compiled;
   if (compiled.contains("mean_ms")) timing["speedup_compiled"] = compiled["mean_ms"].get<double>() / candidate_ms;
   timing["audit"] = timing::to_json(
@@ -618,11 +589,10 @@ void timing_stage(const Run& run, const compile::HostProgram& host, const c10::D
   // side of short calls (on the H100, L2#14's 0.12 ms candidate measured 12.7x instead of 21.9x).
   auto& reading = run.context.next_reference;
   if (reading.valid() && reading.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    const auto t_read = Clock::now();
+    PhaseTimer timer(run.phases["reference_read_ahead_wait"]);
     reading.wait();
-    run.phases["reference_read_ahead_wait"] = ms_since(t_read);
   }
-  const auto t0 = Clock::now();
+  PhaseTimer timer(run.phases["timing"]);
   try {
     run.record["timing"] = measure_speed(run, host, params, check_options, correctness, verdicts);
   } catch (const std::exception& e) {
@@ -630,7 +600,6 @@ void timing_stage(const Run& run, const compile::HostProgram& host, const c10::D
     verdicts.fail_kbench(check::classify_exception(e.what()), "during timing: " + check::first_line_of_interest(e.what()));
     run.record["error_details"] = e.what();
   }
-  run.phases["timing"] = ms_since(t0);
 }
 
 // Stage 4b (--profile): one more call of candidate and reference, taken apart (profile/): where the
@@ -642,7 +611,7 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
   const auto timing = run.record.value("timing", nlohmann::json::object());
   if (!timing.contains("candidate")) return;  // nothing timed to set the profile beside
   run.stage("profile");
-  const auto t0 = Clock::now();
+  const PhaseTimer cost(run.phases["profile"]);
   auto& reference = *run.context.reference;
   const uint64_t seed = run.req.check.base_seed + 2000;  // inputs no checked or timed call saw
   nlohmann::json profile;
@@ -662,10 +631,10 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
     return;
   }
   // The reference's breakdown once per problem per worker, like its eager timing.
-  run.phases["profile_split"] = {{"candidate", ms_since(t0)}};
+  run.phases["profile_split"] = {{"candidate", cost.elapsed_ms()}};
   auto known = run.context.reference_profiles.find(run.problem.key());
   if (known == run.context.reference_profiles.end()) {
-    const auto t_reference = Clock::now();
+    const PhaseTimer timer(run.phases["profile_split"]["reference"]);
     nlohmann::json entry;
     try {
       entry = profile::profile_reference(reference, inputs, seed, run.gpu);
@@ -673,7 +642,6 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
       entry = {{"error", check::first_line_of_interest(e.what())}};
     }
     known = run.context.reference_profiles.emplace(run.problem.key(), entry).first;
-    run.phases["profile_split"]["reference"] = ms_since(t_reference);
   }
   profile["reference"] = known->second;
   const auto& flops = known->second.value("flops", nlohmann::json());
@@ -681,8 +649,7 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
       {run.problem.input_bytes + output_bytes, run.gpu.memory_bandwidth,
        flops.is_object() ? flops.value("count", 0.0) : 0.0, run.gpu.fp32_flops},
       timing["candidate"].value("mean_ms", 0.0), timing.value("eager", nlohmann::json::object()).value("mean_ms", 0.0));
-  profile["cost_ms"] = ms_since(t0);
-  run.phases["profile"] = profile["cost_ms"];
+  profile["cost_ms"] = cost.elapsed_ms();
   run.record["profile"] = profile;
 }
 
@@ -710,10 +677,10 @@ bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10:
                                           "of an input or a constant, which the robustness trials rule out"}};
     return false;
   }
-  const auto t0 = Clock::now();
-  const auto ablation = check::check_without_kernels(*run.context.reference, host, params, check_options,
-                                                     run.context.reference_outputs, inputs);
-  run.phases["ablation"] = ms_since(t0);
+  const auto ablation = timed(run.phases["ablation"], [&] {
+    return check::check_without_kernels(*run.context.reference, host, params, check_options, run.context.reference_outputs,
+                                        inputs);
+  });
   run.record["ablation"] = check::to_json(ablation);
   if (ablation.outputs_right) verdicts.fail_kbench(Verdict::no_custom_kernel, ablation.message);
   return ablation.context_poisoned;
@@ -773,13 +740,30 @@ void make_room_for_local_memory(const Run& run, int64_t local_memory) {
               " bytes of local memory for the kernels may not fit beside the memory held: a launch may fail for it");
 }
 
+// The checks' options for this candidate: the problem's tolerance and a robustness seed where the
+// request left them open, and room for its kernels' local memory.
+check::CheckOptions check_options_for(const Run& run, const launch::LoadedModule* module) {
+  auto check_options = run.req.check;
+  check_options.keep_free_bytes = module ? module->local_memory_reserve(run.gpu) : 0;
+  // Before anything else allocates: the memory held while the module was unknown may leave too
+  // little for its kernels' local memory, and is returned and taken again then.
+  {
+    PhaseTimer timer(run.phases["memory_hold"]);
+    if (!run.req.ncu_target) make_room_for_local_memory(run, check_options.keep_free_bytes);
+  }
+  if (check_options.tolerance.atol < 0) check_options.tolerance.atol = run.problem.atol;
+  if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = run.problem.rtol;
+  if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();
+  check_options.offload_candidate_output = plan_gpu_memory(run.req, run.problem).offload_candidate_output;
+  return check_options;
+}
+
 // Stages 2 to 5 and the integrity check, on the GPU: the record's verdict is set when it returns.
 void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   std::unique_ptr<launch::LoadedModule> module;
   if (!load_stage(run, compiled, module)) return;
   run.stage("correctness");
   const auto& host = *compiled.host;
-  const auto& problem = run.problem;
   auto& context = run.context;
   // A kbench-format worker's snapshot is taken before its first candidate runs (a ModelNew's was
   // taken before its import); every candidate call is checked against it from here on.
@@ -788,24 +772,15 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   const int watch_checks_before = context.process_watch->checks();
   const double watch_ms_before = context.process_watch->checking_ms();
 
-  auto check_options = run.req.check;
-  check_options.keep_free_bytes = module ? module->local_memory_reserve(run.gpu) : 0;
-  // Before anything else allocates: the memory held while the module was unknown may leave too
-  // little for its kernels' local memory, and is returned and taken again then.
-  auto t0 = Clock::now();
-  if (!run.req.ncu_target) make_room_for_local_memory(run, check_options.keep_free_bytes);
-  run.phases["memory_hold"] = ms_since(t0);
-  if (check_options.tolerance.atol < 0) check_options.tolerance.atol = problem.atol;
-  if (check_options.tolerance.rtol < 0) check_options.tolerance.rtol = problem.rtol;
-  if (check_options.robust_seed == 0) check_options.robust_seed = check::draw_robust_seed();
-  check_options.offload_candidate_output = plan_gpu_memory(run.req, problem).offload_candidate_output;
+  const auto check_options = check_options_for(run, module.get());
 
-  t0 = Clock::now();
+  // The candidate's copy of the weights, setup(), fingerprints.
+  std::optional<PhaseTimer> params_timer(std::in_place, run.phases["params"]);
   const auto params = candidate_params(run, host);
   if (!params) return;
   check::verify_process_state(check::ProcessStateWatch::Depth::watched_ops, "after the candidate's setup");
   const auto state_before = check::fingerprints(context.reference->state());
-  run.phases["params"] = ms_since(t0);  // the candidate's copy of the weights, setup(), fingerprints
+  params_timer.reset();
   if (run.req.ncu_target) {
     ncu_target_stage(run, host, *params);
     launch::set_active_module(nullptr, nullptr);
@@ -814,7 +789,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
 
   const auto reused_before = context.reference_outputs.reused(), computed_before = context.reference_outputs.computed();
   const auto correctness = correctness_stage(run, host, *params, check_options);
-  Verdicts verdicts{correctness.verdict, correctness.upstream_verdict, correctness.message, correctness.upstream_message};
+  Verdicts verdicts{correctness.verdict, correctness.kernelbench_verdict, correctness.message, correctness.kernelbench_message};
   bool context_poisoned = correctness.context_poisoned;
   if (verdicts.either_correct() && run.req.time)
     timing_stage(run, host, *params, check_options, correctness, verdicts);
@@ -843,11 +818,9 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
 }  // namespace
 
 nlohmann::json start_python_ahead(EvalContext& context) {
-  const auto t0 = Clock::now();
   nlohmann::json phases;
   try {
-    phases["python_start_split"] = compile::start_python(/*with_cuda=*/false);
-    phases["python_start"] = ms_since(t0);
+    phases["python_start_split"] = timed(phases["python_start"], [] { return compile::start_python(/*with_cuda=*/false); });
   } catch (const std::exception& e) {
     phases = {{"error", e.what()}};
   }
@@ -856,11 +829,11 @@ nlohmann::json start_python_ahead(EvalContext& context) {
 }
 
 nlohmann::json give_back_gpu_memory(EvalContext& context) {
-  const auto t0 = Clock::now();
+  const PhaseTimer timer;
   context.reference_outputs.clear();
   if (context.reference) context.reference->to(torch::kCPU);  // weights loaded since a hold sit in its segment
   check::give_back_free_memory();
-  return {{"ms", ms_since(t0)}};
+  return {{"ms", timer.elapsed_ms()}};
 }
 
 // The pipeline: compile → PyTorch-op policy → (GPU) load → correctness → timing → (profile) →
@@ -873,7 +846,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   // Isolation: a `.cu` runs only where no Python, kbench's or a submission's, has ever run.
   if (!compile::is_modelnew_file(req.submission) && (context->submission_code_loaded || !context->python_prestart.is_null()))
     throw std::logic_error("this worker has started Python (a ModelNew's worker): it never evaluates a .cu submission");
-  const auto t_start = Clock::now();
+  const PhaseTimer since_start;
   nlohmann::json phases;
   const auto catalog = problems::Catalog::load(problems::project_root(req.root));
   const auto& problem = catalog.get(req.level, req.problem);
@@ -890,14 +863,12 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
   GpuStartup gpu_startup(req, problem, *context);  // reads the reference's archive while CUDA starts
   const auto gpu = launch::query_device(req.device);
   take_known_baselines(req, problem, context->baselines);
-  phases["problem_load"] = ms_since(t_start);
+  phases["problem_load"] = since_start.elapsed_ms();
   const Run run{req, problem, gpu, *context, record, phases, on_stage};
 
   gpu_startup.start(req, problem, gpu, *context);
   // After the GPU thread started: NVML's start-up overlaps the CUDA context's.
-  const auto t0 = Clock::now();
-  record["environment"] = report::environment(req.device);
-  phases["environment"] = ms_since(t0);
+  record["environment"] = timed(phases["environment"], [&] { return report::environment(req.device); });
 
   const auto compiled = compile_stage(run, gpu_startup);
   if (!compiled) return record;
@@ -914,7 +885,7 @@ nlohmann::json evaluate(const EvalRequest& req, const std::function<void(const s
     run_on_gpu(run, *compiled);
 #endif
   }
-  phases["total"] = ms_since(t_start);
+  phases["total"] = since_start.elapsed_ms();
   record["phases_ms"] = phases;
   return record;
 }

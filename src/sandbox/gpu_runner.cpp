@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "check/correctness.h"
+#include "check/verdict.h"
 #include "compile/modelnew.h"
 #include "launch/cuda_driver.h"
 #include "sandbox/ncu_pass.h"
@@ -94,7 +95,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       if (const auto figure = timing->find(kind); figure != timing->end() && figure->is_object() && figure->value("clean", false))
         known_baselines_[key][kind] = *figure;
   if (record.contains("error")) {  // the request failed (e.g. missing archive): keep it visible
-    record["verdict"] = "not_checked";
+    record["verdict"] = check::to_string(check::Verdict::not_checked);
     // The line that says what failed: a TorchScript traceback's last (an out-of-memory error of the
     // reference, say), else the first; "error" keeps the whole of it.
     record["message"] = "harness error: " + check::first_line_of_interest(record["error"].get<std::string>());

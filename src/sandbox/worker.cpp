@@ -18,6 +18,7 @@
 #include "compile/modelnew.h"
 #include "log/log.h"
 #include "log/number_text.h"
+#include "report/records.h"
 #include "sandbox/host_memory.h"
 #include "sandbox/ncu_pass.h"
 
@@ -67,8 +68,9 @@ double resident_gib(pid_t pid) {
 // request, which leaves its Python state, its extension's native code (and whatever threads that
 // started) behind in the process, also where the request then failed (a missing archive).
 bool leaves_worker_damaged(const EvalRequest& request, const nlohmann::json& record) {
-  const auto v = record.value("verdict", "");
-  return v == "runtime_error" || v == "crash" || v == "timeout" || v == "state_changed" ||
+  using check::Verdict;
+  const auto v = report::verdict_of(record);
+  return v == Verdict::runtime_error || v == Verdict::crash || v == Verdict::timeout || v == Verdict::state_changed ||
          record.value("context_poisoned", false) || compile::is_modelnew_file(request.submission);
 }
 
@@ -318,6 +320,9 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
   return record;
 }
 
+// One request on this worker, watched to its end: the budget of each stage, the host memory every 50
+// ms, the reply token on every line. Longer than 60 lines on purpose: the watch loop and what it
+// leaves behind (a record, or a failure and a killed worker) are one protocol, read top to bottom.
 nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& budgets) {
   if (pid_ < 0) start();
   // A ModelNew spare still starting its Python reads the request once that is done.

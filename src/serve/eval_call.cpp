@@ -39,7 +39,7 @@ void check_problem(const problems::Catalog& catalog, int level, int id, bool com
     throw ApiError(404, problem->key() + " needs PyTorch >= " + problem->min_torch + "; this server's libtorch is " +
                             problems::libtorch_version());
   if (!std::filesystem::exists(problems::archive_path(*problem, problems::libtorch_version())))
-    throw ApiError(404, problem->key() + " is not exported on this server: run python3 scripts/export_problems.py --only " +
+    throw ApiError(404, problem->key() + " is not exported on this server: run python3 scripts/tools/export_problems.py --only " +
                             std::to_string(level) + ":" + std::to_string(id) + " there");
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "check/verdict.h"
 #include "launch/cuda_driver.h"
 #include "serve/api_error.h"
 
@@ -106,7 +107,7 @@ void EvalService::run_gpu(size_t runner) {
     try {
       record = gpu.evaluate(job.request, job.budgets);
     } catch (const std::exception& e) {
-      record = {{"error", std::string("no worker process could be started: ") + e.what()}, {"verdict", "not_checked"}};
+      record = {{"error", std::string("no worker process could be started: ") + e.what()}, {"verdict", check::to_string(check::Verdict::not_checked)}};
     }
     if (!job.name.empty()) {
       record["submission"]["stored"] = job.request.submission;

@@ -33,7 +33,7 @@ CompiledReference::CompiledReference(const problems::Problem& problem, const std
 #ifdef KBENCH_WITH_AOTI
   std::ifstream sidecar(path_.string() + ".json");
   if (!std::filesystem::exists(path_) || !sidecar)
-    throw std::runtime_error("no AOTInductor package at " + path_.string() + " (scripts/compile_baselines.py makes it)");
+    throw std::runtime_error("no AOTInductor package at " + path_.string() + " (scripts/tools/compile_baselines.py makes it)");
   const auto meta = nlohmann::json::parse(sidecar, nullptr, false);
   if (meta.is_discarded() || meta.value("sha256", "") != problem.sha256)
     throw std::runtime_error("the AOTInductor package's sidecar " + path_.string() + ".json is unreadable or stale");

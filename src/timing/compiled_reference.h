@@ -1,5 +1,5 @@
 // The torch.compile-class baseline: an AOTInductor package of a reference problem, made by
-// scripts/compile_baselines.py on a machine with PyTorch >= 2.6 and loaded here from C++, so it is
+// scripts/tools/compile_baselines.py on a machine with PyTorch >= 2.6 and loaded here from C++, so it is
 // timed beside the candidate in the same process with the same protocol.
 #pragma once
 

@@ -1,7 +1,8 @@
 #include "timing/reference_timing.h"
 
-#include <chrono>
+#include <optional>
 
+#include "log/elapsed.h"
 #include "problems/reference.h"
 #include "timing/compiled_reference.h"
 
@@ -14,18 +15,17 @@ namespace kbench::timing {
 ReferenceTiming time_reference(const problems::Problem& problem, int device, const TimingOptions& options,
                                const std::string& compiled_gpu_slug) {
 #ifdef KBENCH_WITH_CUDA
-  using Clock = std::chrono::steady_clock;
-  auto ms_since = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
   torch::NoGradGuard no_grad;
   ReferenceTiming t;
-  auto t0 = Clock::now();
+  std::optional<log::PhaseTimer> loading(std::in_place, t.load_ms);
   problems::Reference reference(problem, torch::Device(torch::kCUDA, device));
   cudaDeviceSynchronize();
-  t.load_ms = ms_since(t0);
-  t0 = Clock::now();
-  const auto inputs = reference.make_inputs(1);
-  cudaDeviceSynchronize();
-  t.inputs_ms = ms_since(t0);
+  loading.reset();
+  const auto inputs = log::timed(t.inputs_ms, [&] {
+    auto drawn = reference.make_inputs(1);
+    cudaDeviceSynchronize();
+    return drawn;
+  });
   t.forward = measure([&] { reference.forward(inputs, 1); }, options);
   if (!compiled_gpu_slug.empty()) {
     try {

@@ -103,6 +103,8 @@ double wall_ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+// Longer than 60 lines on purpose: the protocol's order (warm-up, flush, events, stop rule, clock
+// readings, idle check) is the measurement, and is read in one place.
 Measurement measure(const std::function<void()>& run, const TimingOptions& options, const CallHooks& hooks) {
   Measurement m;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();

@@ -2,7 +2,7 @@
 // outputs from 16 Mi to 1.6 Gi elements (L1#21's 6.4 GB), the wall time of compare_outputs on a
 // candidate within tolerance and on a wrong one, of an input's fingerprint, and of a device copy and
 // a draw of the same bytes, for the bandwidth they could reach. Only the public interface is used,
-// so that the same file measures an earlier kbench too. `scripts/gpu-session.sh compare-bench`
+// so that the same file measures an earlier kbench too. `scripts/gpu/gpu-session.sh compare-bench`
 // runs it; one JSON line per size.
 #include <algorithm>
 #include <chrono>

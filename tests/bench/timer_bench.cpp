@@ -1,5 +1,5 @@
 // Benchmark (not a test) of kbench's timer: kernels of known length from 10 us to 10 ms, each timed
-// by timing::measure five times. scripts/timer-check.sh runs it, then runs it again under Nsight
+// by timing::measure five times. scripts/gpu/timer-check.sh runs it, then runs it again under Nsight
 // Compute (--launches mode) for an independent gpu__time_duration of the same kernels.
 //
 //   kbench_timer_bench                       calibrate, time, print one JSON line per kernel

@@ -51,13 +51,13 @@ TEST_CASE("the fused comparison on the GPU gives what PyTorch's ops give on the 
         const auto on_gpu = check::compare_outputs(ref.cuda(), cand.cuda(), tol);
         INFO(what << (robustness ? " (robustness) " : " ") << check::to_string(rule) << ": cpu " << on_cpu.message << " | gpu " << on_gpu.message);
         CHECK(on_gpu.verdict == on_cpu.verdict);
-        CHECK(on_gpu.upstream_verdict == on_cpu.upstream_verdict);
+        CHECK(on_gpu.kernelbench_verdict == on_cpu.kernelbench_verdict);
         CHECK(on_gpu.mismatched == on_cpu.mismatched);
         CHECK(on_gpu.upstream_mismatched == on_cpu.upstream_mismatched);
         CHECK(on_gpu.max_abs_error == on_cpu.max_abs_error);
         CHECK(on_gpu.max_rel_error == on_cpu.max_rel_error);
         CHECK(on_gpu.message == on_cpu.message);
-        CHECK(on_gpu.upstream_message == on_cpu.upstream_message);
+        CHECK(on_gpu.kernelbench_message == on_cpu.kernelbench_message);
         CHECK(on_gpu.smallest_scaled_atol == Approx(on_cpu.smallest_scaled_atol).epsilon(1e-9));
       }
     }
@@ -67,10 +67,10 @@ TEST_CASE("the fused comparison on the GPU gives what PyTorch's ops give on the 
   const check::Tolerance v0_1{1e-2, 1e-2, false, check::KernelBenchRule::v0_1};
   const auto on_gpu = check::compare_outputs(small.cuda(), zeros.cuda(), v0_1);
   CHECK(on_gpu.verdict == check::Verdict::value_mismatch);
-  CHECK(on_gpu.upstream_verdict == check::Verdict::correct);
+  CHECK(on_gpu.kernelbench_verdict == check::Verdict::correct);
   CHECK(on_gpu.mismatched == check::compare_outputs(small, zeros, v0_1).mismatched);
   const auto today_gpu = check::compare_outputs(small.cuda(), zeros.cuda(), {1e-2, 1e-2});
-  CHECK(today_gpu.upstream_verdict == check::Verdict::value_mismatch);
+  CHECK(today_gpu.kernelbench_verdict == check::Verdict::value_mismatch);
   CHECK(today_gpu.upstream_mismatched == check::compare_outputs(small, zeros, {1e-2, 1e-2}).upstream_mismatched);
   // The fused path ran (float32 CUDA tensors), not PyTorch's ops.
   const auto fused = check::fused_compare(small.cuda(), zeros.cuda(), 1e-2, [](double) { return 1e-2; }, 1e-2);

@@ -1,7 +1,7 @@
 // KernelBench's rule as upstream's eval applies it, by version (check/kernelbench_rule.h): on the
 // CPU, its thresholds on tensors made for each edge (the candidate's magnitude in the relative
 // part, NaN, infinities, shape and dtype, robustness trials); on the GPU, the fixtures of
-// tests/kernelbench_rule/ evaluated under both versions, each with the verdicts of expected.json.
+// tests/fixtures/kernelbench_rule/ evaluated under both versions, each with the verdicts of expected.json.
 #include <limits>
 
 #include <torch/script.h>
@@ -44,33 +44,33 @@ TEST_CASE("an error between 1e-4 and 1e-2 fails today's rule, passes v0.1's and 
   const auto cand = ref * 1.001;  // 0.1 % off
   for (const auto rule : {KernelBenchRule::current, KernelBenchRule::v0_1}) {
     const auto c = compare(ref, cand, rule);
-    INFO(check::to_string(rule) << ": " << c.upstream_message);
+    INFO(check::to_string(rule) << ": " << c.kernelbench_message);
     CHECK(c.verdict == Verdict::correct);
-    CHECK(c.upstream_verdict == (rule == KernelBenchRule::current ? Verdict::value_mismatch : Verdict::correct));
+    CHECK(c.kernelbench_verdict == (rule == KernelBenchRule::current ? Verdict::value_mismatch : Verdict::correct));
   }
   // kbench's own atol and rtol, however large, are not KernelBench's.
-  CHECK(check::compare_outputs(ref, cand, {0.5, 0.5}).upstream_verdict == Verdict::value_mismatch);
-  CHECK(compare(ref, ref * 1.00003, KernelBenchRule::current).upstream_verdict == Verdict::correct);
+  CHECK(check::compare_outputs(ref, cand, {0.5, 0.5}).kernelbench_verdict == Verdict::value_mismatch);
+  CHECK(compare(ref, ref * 1.00003, KernelBenchRule::current).kernelbench_verdict == Verdict::correct);
 }
 
 TEST_CASE("KernelBench's relative tolerance scales the candidate, as torch.allclose(reference, candidate)", "[check]") {
   // |0 - 0.0101| <= 0.01 + 0.01 * 0.0101 holds; with the reference's magnitude it would not.
-  CHECK(compare(one(0.0f), one(0.0101f), KernelBenchRule::v0_1).upstream_verdict == Verdict::correct);
-  CHECK(compare(one(0.0101f), one(0.0f), KernelBenchRule::v0_1).upstream_verdict == Verdict::value_mismatch);
+  CHECK(compare(one(0.0f), one(0.0101f), KernelBenchRule::v0_1).kernelbench_verdict == Verdict::correct);
+  CHECK(compare(one(0.0101f), one(0.0f), KernelBenchRule::v0_1).kernelbench_verdict == Verdict::value_mismatch);
   // Today's rule at its edge: 1e-4 off from 0 passes, 2e-4 does not.
-  CHECK(compare(one(0.0f), one(1e-4f), KernelBenchRule::current).upstream_verdict == Verdict::correct);
-  CHECK(compare(one(0.0f), one(2e-4f), KernelBenchRule::current).upstream_verdict == Verdict::value_mismatch);
+  CHECK(compare(one(0.0f), one(1e-4f), KernelBenchRule::current).kernelbench_verdict == Verdict::correct);
+  CHECK(compare(one(0.0f), one(2e-4f), KernelBenchRule::current).kernelbench_verdict == Verdict::value_mismatch);
 }
 
 TEST_CASE("under KernelBench's rule NaN is close to nothing, an infinity only to itself", "[check]") {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (const auto rule : {KernelBenchRule::current, KernelBenchRule::v0_1}) {
     const auto both_nan = compare(torch::tensor({1.0f, nan}), torch::tensor({1.0f, nan}), rule);
-    CHECK(both_nan.upstream_verdict == Verdict::value_mismatch);  // allclose's equal_nan is False
+    CHECK(both_nan.kernelbench_verdict == Verdict::value_mismatch);  // allclose's equal_nan is False
     CHECK(both_nan.verdict == Verdict::correct);                  // kbench's: NaN where the reference has NaN
-    CHECK(compare(torch::tensor({1.0f, inf}), torch::tensor({1.0f, inf}), rule).upstream_verdict == Verdict::correct);
-    CHECK(compare(torch::tensor({1.0f, 1.0f}), torch::tensor({1.0f, inf}), rule).upstream_verdict == Verdict::value_mismatch);
-    CHECK(compare(torch::tensor({1.0f, 1.0f}), torch::tensor({1.0f, nan}), rule).upstream_verdict == Verdict::value_mismatch);
+    CHECK(compare(torch::tensor({1.0f, inf}), torch::tensor({1.0f, inf}), rule).kernelbench_verdict == Verdict::correct);
+    CHECK(compare(torch::tensor({1.0f, 1.0f}), torch::tensor({1.0f, inf}), rule).kernelbench_verdict == Verdict::value_mismatch);
+    CHECK(compare(torch::tensor({1.0f, 1.0f}), torch::tensor({1.0f, nan}), rule).kernelbench_verdict == Verdict::value_mismatch);
   }
 }
 
@@ -78,16 +78,16 @@ TEST_CASE("a shape or a dtype other than the reference's fails KernelBench's rul
   const auto ref = torch::ones({4, 4});
   const auto shape = compare(ref, torch::ones({16}), KernelBenchRule::current);
   CHECK(shape.verdict == Verdict::shape_mismatch);
-  CHECK(shape.upstream_verdict == Verdict::shape_mismatch);
+  CHECK(shape.kernelbench_verdict == Verdict::shape_mismatch);
   const auto dtype = compare(ref, torch::ones({4, 4}, at::kDouble), KernelBenchRule::v0_1);
   CHECK(dtype.verdict == Verdict::dtype_mismatch);
-  CHECK(dtype.upstream_verdict == Verdict::dtype_mismatch);  // upstream's allclose raises: a failure there too
+  CHECK(dtype.kernelbench_verdict == Verdict::dtype_mismatch);  // upstream's allclose raises: a failure there too
 }
 
 TEST_CASE("KernelBench's rule is not applied on robustness trials, which KernelBench does not run", "[check]") {
   const auto ref = torch::full({100}, 0.5f);
   const auto c = compare(ref, ref * 1.001, KernelBenchRule::current, /*robustness=*/true);
-  CHECK(c.upstream_verdict == Verdict::correct);
+  CHECK(c.kernelbench_verdict == Verdict::correct);
   CHECK(c.upstream_mismatched == 0);
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("kbench eval --compat names the rule of KernelBench's verdict; request
 
 TEST_CASE("each KernelBench-rule fixture gets its verdicts under both rules", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  const auto dir = testing::test_dir() / "kernelbench_rule";
+  const auto dir = testing::test_dir() / "fixtures" / "kernelbench_rule";
   const auto table = testing::read_json_file(dir / "expected.json")["fixtures"];
   sandbox::Worker worker(testing::kbench_exe());
   const sandbox::Budgets budgets;  // builds get build_s (600 s) each

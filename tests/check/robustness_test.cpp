@@ -23,7 +23,7 @@ TEST_CASE("atol shrinks with a small output, so zeros fail kbench's rule but pas
   const auto ref = torch::softmax(torch::rand({100000}, torch::kFloat), 0);
   const auto zeros = torch::zeros_like(ref);
   const auto cmp = check::compare_outputs(ref, zeros, {1e-2, 1e-2});
-  CHECK(cmp.upstream_verdict == Verdict::correct);
+  CHECK(cmp.kernelbench_verdict == Verdict::correct);
   CHECK(cmp.verdict == Verdict::value_mismatch);
   CHECK(cmp.smallest_scaled_atol == Approx(1e-2 * ref.abs().mean().item<double>()).epsilon(1e-3));
   CHECK_THAT(cmp.message, contains_text("mean |value|"));
@@ -31,7 +31,7 @@ TEST_CASE("atol shrinks with a small output, so zeros fail kbench's rule but pas
   const auto close = ref * (1 + 1e-5);
   const auto ok = check::compare_outputs(ref, close, {1e-2, 1e-2});
   CHECK(ok.verdict == Verdict::correct);
-  CHECK(ok.upstream_verdict == Verdict::correct);
+  CHECK(ok.kernelbench_verdict == Verdict::correct);
 }
 
 TEST_CASE("outputs of magnitude 1 and more keep KernelBench v0.1's atol", "[check]") {
@@ -39,7 +39,7 @@ TEST_CASE("outputs of magnitude 1 and more keep KernelBench v0.1's atol", "[chec
   const auto off = ref + 5e-3;                   // within 1e-2 + 1e-2 |ref|
   const auto cmp = check::compare_outputs(ref, off, {1e-2, 1e-2, false, check::KernelBenchRule::v0_1});
   CHECK(cmp.verdict == Verdict::correct);
-  CHECK(cmp.upstream_verdict == Verdict::correct);
+  CHECK(cmp.kernelbench_verdict == Verdict::correct);
   CHECK(cmp.smallest_scaled_atol == Approx(1e-2));
   CHECK(check::scaled_atol(1e-2, 0.5) == Approx(5e-3));
   CHECK(check::scaled_atol(1e-2, 7.0) == Approx(1e-2));
@@ -68,12 +68,12 @@ TEST_CASE("an all-zero reference is matched by zeros under both rules, and NaN n
   nan[3] = std::nan("");
   const auto cmp = check::compare_outputs(ref, nan, {1e-2, 1e-2});
   CHECK(cmp.verdict == Verdict::value_mismatch);
-  CHECK(cmp.upstream_verdict == Verdict::value_mismatch);
+  CHECK(cmp.kernelbench_verdict == Verdict::value_mismatch);
 }
 
 TEST_CASE("a number is compared as a one-element tensor, under both rules", "[check]") {
   const auto cmp = check::compare_outputs(c10::IValue(1e-4), c10::IValue(0.0), {1e-2, 1e-2});
-  CHECK(cmp.upstream_verdict == Verdict::correct);
+  CHECK(cmp.kernelbench_verdict == Verdict::correct);
   CHECK(cmp.verdict == Verdict::value_mismatch);
 }
 
@@ -190,7 +190,7 @@ TEST_CASE("a candidate that fails against the reference's output is compared wit
   CHECK(retried.verdict == Verdict::correct);
   CHECK_THAT(retried.message, contains_text("without TF32"));
   CHECK(retried.max_abs_error == Approx(0.0).margin(1e-6));
-  CHECK(retried.upstream_verdict == against_rounded.upstream_verdict);  // KernelBench's rule keeps PyTorch's defaults
+  CHECK(retried.kernelbench_verdict == against_rounded.kernelbench_verdict);  // KernelBench's rule keeps PyTorch's defaults
   CHECK(at::globalContext().allowTF32CuDNN());                           // the flag as it was
 
   // A wrong output stays wrong, with the first comparison's message.

@@ -1,4 +1,4 @@
-// The submission fixtures of tests/submissions/expected.json, each with its expected verdict.
+// The submission fixtures of tests/fixtures/submissions/expected.json, each with its expected verdict.
 #include <cstdlib>
 
 #include "fixtures.h"
@@ -13,7 +13,7 @@ namespace {
 
 sandbox::EvalRequest request_for(const nlohmann::json& entry) {
   sandbox::EvalRequest req;
-  req.submission = (testing::test_dir() / "submissions" / entry["file"].get<std::string>()).string();
+  req.submission = (testing::test_dir() / "fixtures" / "submissions" / entry["file"].get<std::string>()).string();
   req.level = entry["level"];
   req.problem = entry["problem"];
   req.check.tolerance = {-1, -1};
@@ -24,7 +24,7 @@ sandbox::EvalRequest request_for(const nlohmann::json& entry) {
 
 // Without a GPU the compile side decides: split, NVRTC, kernel signatures, host program.
 TEST_CASE("submissions get their compile-side verdicts without running", "[check]") {
-  const auto table = testing::read_json_file(testing::test_dir() / "submissions" / "expected.json");
+  const auto table = testing::read_json_file(testing::test_dir() / "fixtures" / "submissions" / "expected.json");
   for (const auto& entry : table["submissions"]) {
     auto req = request_for(entry);
     req.compile_only = true;
@@ -36,7 +36,7 @@ TEST_CASE("submissions get their compile-side verdicts without running", "[check
 
 TEST_CASE("submissions get their verdicts on the GPU, each in its own worker", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  const auto table = testing::read_json_file(testing::test_dir() / "submissions" / "expected.json");
+  const auto table = testing::read_json_file(testing::test_dir() / "fixtures" / "submissions" / "expected.json");
   for (const auto& entry : table["submissions"]) {
     auto req = request_for(entry);
     req.timing.trials = 10;

@@ -79,7 +79,7 @@ TEST_CASE("kbench's fast route compiles and links what PyTorch's own build does,
 }
 
 TEST_CASE("a CUDA extension builds and loads without a GPU, on the CPU setup too", "[modelnew]") {
-  compile::ExtensionSpec spec;  // L1#19's ReLU as tests/modelnew/l1_19_relu.py writes it
+  compile::ExtensionSpec spec;  // L1#19's ReLU as tests/fixtures/modelnew/l1_19_relu.py writes it
   spec.name = "relu";
   spec.cpp_sources = {"torch::Tensor relu_cuda(torch::Tensor x);"};
   spec.cuda_sources = {R"(#include <torch/extension.h>

@@ -1,6 +1,6 @@
 // KernelBench's ModelNew format on the CPU: recognising the files, the extension cache's keys, hits
 // and misses, a C++-only extension built and called, and the verdicts decided before anything is
-// built or runs on a GPU (tests/modelnew/expected.json). A CUDA extension built without a GPU:
+// built or runs on a GPU (tests/fixtures/modelnew/expected.json). A CUDA extension built without a GPU:
 // extension_build_test.cpp; the fixtures' GPU verdicts: tests/sandbox/modelnew_gpu_test.cpp.
 #include <chrono>
 #include <cmath>
@@ -18,7 +18,7 @@ using namespace kbench;
 
 namespace {
 
-std::filesystem::path fixture(const std::string& name) { return testing::test_dir() / "modelnew" / name; }
+std::filesystem::path fixture(const std::string& name) { return testing::test_dir() / "fixtures" / "modelnew" / name; }
 
 compile::ModelNewOptions options_for(int level, int problem, const std::filesystem::path& cache_dir) {
   const auto catalog = problems::Catalog::load(problems::project_root());

@@ -8,7 +8,7 @@ sums over kernel offsets, pooling over explicit windows, norms from hand-compute
 through math.erf, losses from their formulas, recurrences as explicit loops).
 
 The hyper-parameters used by the numpy side are constants written below, taken from the problem
-catalog, whose facts the repository keeps in tests/problems/catalog_facts.jsonl (one object per
+catalog, whose facts the repository keeps in tests/fixtures/problems/catalog_facts.jsonl (one object per
 problem: level, id, name, init, params, inputs; the `ops` / `computes` text only for the problems
 checked here; $KBENCH_CATALOG_FACTS names another such file).  To tie them to the catalog, every check
 also lists the catalog text it relies on (`expect`): each string must occur verbatim in the entry's
@@ -36,7 +36,7 @@ torch.set_num_threads(2)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CATALOG_FACTS = os.environ.get(
-    "KBENCH_CATALOG_FACTS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "catalog_facts.jsonl"))
+    "KBENCH_CATALOG_FACTS", os.path.join(ROOT, "tests", "fixtures", "problems", "catalog_facts.jsonl"))
 RTOL = 1e-4
 ATOL = 1e-4
 

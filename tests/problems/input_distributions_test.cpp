@@ -1,4 +1,4 @@
-// The input generators' distributions (scripts/problem_source.py's _draw), run from C++ on the CPU
+// The input generators' distributions (scripts/tools/problem_source.py's _draw), run from C++ on the CPU
 // as the robustness trials run them on the GPU: "own" gives the problem's inputs; the others draw
 // every floating-point input from another distribution, leave integer draws to the problem's own
 // distribution, and keep what the problem derives from its draws.

@@ -40,11 +40,11 @@ std::string dtype_name(const at::Tensor& t) {
   return names.count(s) ? names.at(s) : s;
 }
 
-// The catalog's facts about every problem, kept in the repository (tests/problems/catalog_facts.jsonl;
+// The catalog's facts about every problem, kept in the repository (tests/fixtures/problems/catalog_facts.jsonl;
 // $KBENCH_CATALOG_FACTS names another such file), by (level, id).
 std::map<std::pair<int, int>, nlohmann::json> read_catalog_facts() {
   const char* env = std::getenv("KBENCH_CATALOG_FACTS");
-  const std::filesystem::path path = env ? env : testing::test_dir() / "problems" / "catalog_facts.jsonl";
+  const std::filesystem::path path = env ? env : testing::test_dir() / "fixtures" / "problems" / "catalog_facts.jsonl";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path.string());
   std::map<std::pair<int, int>, nlohmann::json> rows;

@@ -2,18 +2,18 @@
 """Every reference Model draws the same weights as upstream KernelBench's under the same seed.
 
 kbench builds a problem's Model, and a submission's ModelNew, under torch.manual_seed(1234)
-(scripts/export_problems.py, MODEL_SEED), as KernelBench does with its seed. A ModelNew written in
+(scripts/tools/export_problems.py, MODEL_SEED), as KernelBench does with its seed. A ModelNew written in
 upstream's construction order therefore gets the reference's weights only if kbench's Model draws
 its weights in upstream's order. This test builds kbench's Model for all 250 problems exactly as the
 exporter does (export_problems.build_model: CPU, float32, from get_init_inputs()) and compares what
-it holds with tests/problems/upstream_weights.json, which scripts/upstream_weights.py recorded from
+it holds with tests/fixtures/problems/upstream_weights.json, which scripts/tools/upstream_weights.py recorded from
 upstream KernelBench at commit 423217d9fda91e0c2d67e4a43bf62f96f6d104f1 (423217d, "update all legacy
 python commands to UV + document integration (#143)") under the same seed, with PyTorch 1.13. No
 network and no upstream checkout are needed.
 
 Per problem it checks: the state_dict names and their order, each entry's shape, dtype and value
 fingerprint, and the tensors held outside the state_dict (non-persistent buffers, plain tensor
-attributes). The fingerprint (defined in scripts/upstream_weights.py) is the float64 sum and sum of
+attributes). The fingerprint (defined in scripts/tools/upstream_weights.py) is the float64 sum and sum of
 squares of the values plus the first and last value, or the single value of a constant tensor. The
 first/last/constant values must agree exactly (in float32); the two sums within a tolerance, since
 float64 summation order can differ between machines and the record keeps 10 significant digits:
@@ -44,12 +44,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "tools"))
 import export_problems  # noqa: E402
 import problem_source  # noqa: E402
 import upstream_weights  # noqa: E402
 
-RECORD = Path(__file__).resolve().parent / "upstream_weights.json"
+RECORD = ROOT / "tests" / "fixtures" / "problems" / "upstream_weights.json"
 REL = 1e-8
 ABS_OF_NORM = 1e-10
 MAX_LINES = 40  # per problem; the rest is counted
@@ -165,7 +165,7 @@ def main():
     record = json.loads(RECORD.read_text())
     if record["seed"] != export_problems.MODEL_SEED:
         print(f"FAIL: {RECORD.name} was recorded under seed {record['seed']}, kbench builds under "
-              f"{export_problems.MODEL_SEED}: rerun scripts/upstream_weights.py")
+              f"{export_problems.MODEL_SEED}: rerun scripts/tools/upstream_weights.py")
         print("0 passed, 250 failed")
         return 1
     wanted = None

@@ -53,7 +53,7 @@ nlohmann::json profiled_record() {
 }  // namespace
 
 TEST_CASE("ncu's raw CSV export gives per-kernel throughput, occupancy, L2 hits and the top stall", "[profile]") {
-  const auto figures = profile::parse_ncu_raw_csv(read_file(testing::test_dir() / "profile" / "ncu_raw_export.csv"));
+  const auto figures = profile::parse_ncu_raw_csv(read_file(testing::test_dir() / "fixtures" / "profile" / "ncu_raw_export.csv"));
   const auto& kernels = figures["kernels"];
   REQUIRE(kernels.size() == 2);
   CHECK(kernels[0]["kernel"] == "sum_sq_partials");
@@ -118,7 +118,7 @@ TEST_CASE("a candidate that was not profiled gets no ncu figures, and the record
 
 TEST_CASE("the ncu pass runs its worker under ncu, reads the export and names each kernel's bound (CPU, stand-in ncu)",
           "[profile]") {
-  const auto csv = (testing::test_dir() / "profile" / "ncu_raw_export.csv").string();
+  const auto csv = (testing::test_dir() / "fixtures" / "profile" / "ncu_raw_export.csv").string();
   // ncu: with --import it prints the export; otherwise it runs the command line at its end (the
   // worker) and then writes the report named after --export, as ncu does when its target exits.
   const auto ncu = script("ncu", "if [ \"$1\" = --import ]; then cat '" + csv + "'; exit 0; fi\n"

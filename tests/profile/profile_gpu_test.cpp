@@ -1,5 +1,5 @@
 // --profile end to end on the GPU, with the project's own reference kernels and one submission fixture
-// (tests/submissions/l2_12_cublas_epilogue.cu, cuBLAS beside its kernel) as candidates.
+// (tests/fixtures/submissions/l2_12_cublas_epilogue.cu, cuBLAS beside its kernel) as candidates.
 #include "fixtures.h"
 #include "sandbox/evaluation.h"
 #include "sandbox/worker.h"
@@ -48,7 +48,7 @@ TEST_CASE("a two-launch candidate's profile has both kernels, their times adding
 
 TEST_CASE("the profile of a candidate that calls cuBLAS shows the matmul among its PyTorch ops, beside its kernel", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  const auto record = profiled(2, 12, "tests/submissions/l2_12_cublas_epilogue.cu");
+  const auto record = profiled(2, 12, "tests/fixtures/submissions/l2_12_cublas_epilogue.cu");
   INFO(record.dump(1).substr(0, 4000));
   REQUIRE(record["verdict"] == "correct");
   const auto& c = record["profile"]["candidate"];

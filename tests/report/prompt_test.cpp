@@ -74,12 +74,12 @@ TEST_CASE("kbench show prints a problem's degeneracy note in plain text as in JS
   CHECK_FALSE(contains_text("# degenerate:").match(testing::run_kbench("show --level 1 --problem 19")));
 }
 
-// tests/report/profiled_record.json: a record of L2#12's reference kernel in the layout --profile
+// tests/fixtures/report/profiled_record.json: a record of L2#12's reference kernel in the layout --profile
 // writes (figures illustrative, of the H100's order).
 TEST_CASE("a refinement prompt built from a profiled record shows where the time goes", "[report]") {
   report::PromptInput in;
   in.problem_name = "12_Gemm_Multiply_LeakyReLU";
-  in.feedback = testing::read_json_file(testing::test_dir() / "report" / "profiled_record.json");
+  in.feedback = testing::read_json_file(testing::test_dir() / "fixtures" / "report" / "profiled_record.json");
   in.previous_submission = "(the previous file)";
   const auto text = report::build_prompt(in);
   CHECK_THAT(text, contains_text("Where the time goes"));
@@ -96,7 +96,7 @@ TEST_CASE("a refinement prompt built from a profiled record shows where the time
 }
 
 TEST_CASE("kbench eval's summary shows the profile's breakdown", "[report]") {
-  const auto record = testing::read_json_file(testing::test_dir() / "report" / "profiled_record.json");
+  const auto record = testing::read_json_file(testing::test_dir() / "fixtures" / "report" / "profiled_record.json");
   const auto summary = report::eval_summary(record);
   CHECK_THAT(summary, contains_text("your kernels, slowest first"));
   CHECK_THAT(summary, contains_text("the reference (PyTorch eager), 6.5000 ms of GPU work"));

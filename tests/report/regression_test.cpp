@@ -23,8 +23,12 @@ TEST_CASE("ci: a kernel refused by --torch-ops forbid is listed as refused, a ch
       recorded, {refused, record("level1/19_ReLU.cu", "correct", 1.0), record("level1/21_Sigmoid.cu", "no_custom_kernel", 0)},
       /*gpu_run=*/true);
   REQUIRE(rows.size() == 3);
-  CHECK(rows[0].status == "refused");
+  CHECK(rows[0].status == report::RegressionStatus::refused);
+  CHECK(rows[0].to_json()["status"] == "refused");
   CHECK_THAT(rows[0].why, contains_text("aten::matmul"));
-  CHECK(rows[1].status == "ok");
-  CHECK(rows[2].status == "REGRESSED");  // refused by no policy: a kernel that stopped doing the work
+  CHECK(rows[1].status == report::RegressionStatus::ok);
+  CHECK(rows[2].status == report::RegressionStatus::regressed);  // refused by no policy: a kernel that stopped doing the work
+  CHECK(rows[2].to_json()["status"] == "REGRESSED");
+  CHECK(rows[2].verdict == check::Verdict::no_custom_kernel);
+  CHECK(rows[2].recorded_verdict == check::Verdict::correct);
 }

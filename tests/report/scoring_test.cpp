@@ -2,6 +2,7 @@
 
 #include "fixtures.h"
 #include "report/printers.h"
+#include "report/records.h"
 #include "report/scoring.h"
 
 #include "catch.h"
@@ -70,8 +71,11 @@ TEST_CASE("KernelBench's verdicts count fragile candidates as correct, kbench's 
   compat["compat"] = "kernelbench";
   compat["verdicts"] = {{"kbench", {{"verdict", "fragile"}}}, {"kernelbench", {{"verdict", "correct"}}}};
   const std::vector<nlohmann::json> records = {fragile, compat, record(1, 19, "correct", 1.5), record(1, 20, "crash")};
-  CHECK(report::verdict_under(compat, false) == "fragile");
-  CHECK(report::verdict_under(record(1, 20, "crash"), true) == "crash");  // an early verdict holds for both
+  CHECK(report::verdict_of(compat, report::VerdictOf::kbench) == kbench::check::Verdict::fragile);
+  CHECK(report::verdict_of(compat) == kbench::check::Verdict::correct);
+  // An early verdict holds for both.
+  CHECK(report::verdict_of(record(1, 20, "crash"), report::VerdictOf::kernelbench) == kbench::check::Verdict::crash);
+  CHECK_FALSE(report::verdict_of(record(1, 21, "corect")).has_value());  // a name kbench does not know is none
   const auto kbench = report::score(records, {{1, 10}})[0];
   CHECK(kbench.pass_at_1 == Approx(0.1));
   CHECK(kbench.verdicts.at("fragile") == 2);

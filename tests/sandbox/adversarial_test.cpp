@@ -1,4 +1,4 @@
-// tests/adversarial: hostile submissions, each with the verdict it must get, run on the GPU through
+// tests/fixtures/adversarial: hostile submissions, each with the verdict it must get, run on the GPU through
 // one worker that is reused after clean verdicts and replaced after damaging ones (as in a batch).
 #include <chrono>
 #include <cstdio>
@@ -27,13 +27,13 @@ sandbox::Budgets short_budgets() {
 
 TEST_CASE("every adversarial submission gets its verdict, and the harness recovers", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");
+  const auto table = testing::read_json_file(testing::test_dir() / "fixtures" / "adversarial" / "expected.json");
   sandbox::Worker worker(testing::kbench_exe());
   std::map<std::string, double> speedups;  // of the correct ones, by file
   std::printf("%-44s %-18s %-18s %8s\n", "case", "expected", "verdict", "seconds");
   for (const auto& entry : table["submissions"]) {
     sandbox::EvalRequest req;
-    req.submission = (testing::test_dir() / "adversarial" / entry["file"].get<std::string>()).string();
+    req.submission = (testing::test_dir() / "fixtures" / "adversarial" / entry["file"].get<std::string>()).string();
     req.level = entry["level"];
     req.problem = entry["problem"];
     req.check.tolerance = {-1, -1};
@@ -73,7 +73,7 @@ TEST_CASE("a batch of hostile and correct submissions ends with every record and
   testing::remove_tree(dir);
   std::map<std::string, nlohmann::json> expected;
   int sample = 0;
-  const auto table = testing::read_json_file(testing::test_dir() / "adversarial" / "expected.json");
+  const auto table = testing::read_json_file(testing::test_dir() / "fixtures" / "adversarial" / "expected.json");
   auto add = [&](const std::filesystem::path& from, int level, int problem, const nlohmann::json& verdict) {
     const auto name = "level_" + std::to_string(level) + "_problem_" + std::to_string(problem) + "_sample_" +
                       std::to_string(sample++) + "_kernel.cu";
@@ -83,7 +83,7 @@ TEST_CASE("a batch of hostile and correct submissions ends with every record and
   };
   for (const auto& e : table["submissions"])
     if (!e.contains("compat") && !e.contains("torch_ops"))  // the batch runs in kbench's own mode
-      add(testing::test_dir() / "adversarial" / e["file"].get<std::string>(), e["level"], e["problem"], e["verdict"]);
+      add(testing::test_dir() / "fixtures" / "adversarial" / e["file"].get<std::string>(), e["level"], e["problem"], e["verdict"]);
   // Ten reference kernels, correct on the H100 when this test was written.
   const auto root = testing::test_dir().parent_path();
   for (const auto& [file, problem] : std::vector<std::pair<std::string, int>>{

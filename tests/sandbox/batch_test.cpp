@@ -21,7 +21,7 @@ std::filesystem::path fresh_dir(const std::string& name) {
 
 void copy_submission(const std::string& fixture, const std::filesystem::path& to) {
   std::filesystem::create_directories(to.parent_path());
-  std::filesystem::copy_file(testing::test_dir() / "submissions" / fixture, to);
+  std::filesystem::copy_file(testing::test_dir() / "fixtures" / "submissions" / fixture, to);
 }
 
 std::vector<nlohmann::json> read_lines(const std::filesystem::path& path) {
@@ -46,9 +46,9 @@ sandbox::BatchOptions options_for(const std::filesystem::path& dir) {
 
 TEST_CASE("discovery knows both layouts and lists what it does not match", "[sandbox]") {
   const auto dir = fresh_dir("discover");
-  copy_submission("../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
-  copy_submission("../../level1/19_ReLU.cu", dir / "level2" / "5" / "try.cu");
-  copy_submission("../../level1/19_ReLU.cu", dir / "notes" / "scratch.cu");
+  copy_submission("../../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("../../../level1/19_ReLU.cu", dir / "level2" / "5" / "try.cu");
+  copy_submission("../../../level1/19_ReLU.cu", dir / "notes" / "scratch.cu");
   const auto found = sandbox::discover(dir);
   REQUIRE(found.submissions.size() == 2);
   CHECK(found.submissions[0].level == 1);
@@ -61,8 +61,8 @@ TEST_CASE("discovery knows both layouts and lists what it does not match", "[san
 
 TEST_CASE("a batch records every submission once, evaluates duplicates once, and resumes", "[sandbox]") {
   const auto dir = fresh_dir("resume");
-  copy_submission("../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
-  copy_submission("../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_1_kernel.cu");  // identical
+  copy_submission("../../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_0_kernel.cu");
+  copy_submission("../../../level1/19_ReLU.cu", dir / "level_1_problem_19_sample_1_kernel.cu");  // identical
   copy_submission("l1_19_compile_error.cu", dir / "level_1_problem_19_sample_2_kernel.cu");
   copy_submission("l1_19_missing_host.cu", dir / "level_1_problem_19_sample_3_kernel.cu");
   auto o = options_for(dir);
@@ -99,9 +99,9 @@ TEST_CASE("a batch records every submission once, evaluates duplicates once, and
 TEST_CASE("a batch takes KernelBench's ModelNew files beside .cu files, and builds them before evaluating",
           "[sandbox][modelnew]") {
   // Compile-side only (a ModelNew that imports and builds is not_checked); the verdicts decided
-  // before any build (tests/modelnew/expected.json) are what a GPU gives too.
+  // before any build (tests/fixtures/modelnew/expected.json) are what a GPU gives too.
   const auto dir = fresh_dir("modelnew");
-  const auto fixtures = testing::test_dir() / "modelnew";
+  const auto fixtures = testing::test_dir() / "fixtures" / "modelnew";
   std::map<std::string, std::string> expected;
   int sample = 0;
   auto add = [&](const std::filesystem::path& from, const std::string& verdict, const std::string& extension) {
@@ -210,7 +210,7 @@ TEST_CASE("a worker restarted in a batch reuses the baselines timed before it", 
   CHECK(by_sample[2]["timing"]["eager"]["mean_ms"] == by_sample[0]["timing"]["eager"]["mean_ms"]);
   // Marked as the earlier worker's, for the eager and the compiled figure alike. A compiled figure
   // carries over only where it was timed in the worker (an AOTInductor package in the cache,
-  // scripts/compile_baselines.py --path aoti); one read from baselines/ is read again instead.
+  // scripts/tools/compile_baselines.py --path aoti); one read from baselines/ is read again instead.
   CHECK(!by_sample[0]["timing"]["eager"].contains("from_earlier_worker"));
   CHECK(by_sample[2]["timing"]["eager"]["from_earlier_worker"] == true);
   if (by_sample[0]["timing"]["compiled"].value("clean", false)) {

@@ -1,6 +1,8 @@
 // The options table behind serve's requests and `kbench eval --server`: names to fields and back.
 #include "sandbox/eval_options.h"
 
+#include <algorithm>
+
 #include "catch.h"
 
 using namespace kbench::sandbox;
@@ -56,7 +58,77 @@ TEST_CASE("bad options are refused together, each named, and leave budgets at mo
     CHECK_THAT(what, contains_text("option \"timing_budget\" must be a number > 0 and at most 300"));
   }
   CHECK_THROWS_AS(apply_options(nlohmann::json::array(), s), OptionsError);
-  CHECK(option_list().size() == 23);
+  CHECK_THROWS_WITH(apply_options({{"ncu", true}}, s), contains_text("unknown option \"ncu\""));  // the command line's only
+}
+
+TEST_CASE("the table gives each option its flag, its default as help shows it, and sets it from the command line", "[serve]") {
+  const auto& specs = option_specs();
+  const auto spec = [&](const std::string& name) {
+    const auto it = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& o) { return o.name == name; });
+    REQUIRE(it != specs.end());
+    return *it;
+  };
+  CHECK(spec("timing_min_trials").flag() == "--timing-min-trials");
+  CHECK(spec("no_flush").type == "boolean");
+  auto s = default_eval_settings();
+  CHECK(spec("trials").value_text(s) == "5");
+  CHECK(spec("atol").value_text(s) == "the problem's (1e-2 unless its manifest entry says otherwise)");
+  CHECK(spec("no_flush").value_text(s) == "off");
+  CHECK(spec("compile_budget").value_text(s) == "60");
+  CHECK(spec("gpu_memory").value_text(s) == "all of it");
+  spec("trials").set_from_text("7", s);
+  spec("timing_target").set_from_text("0.005", s);
+  spec("no_flush").set_from_text("true", s);
+  spec("compat").set_from_text("kernelbench-v0.1", s);
+  spec("check_budget").set_from_text("900", s);  // the command line sets a budget's ceiling: any size
+  CHECK(s.request.check.trials == 7);
+  CHECK(s.request.timing.target == 0.005);
+  CHECK_FALSE(s.request.timing.flush_l2);
+  CHECK(s.request.check.tolerance.kernelbench == kbench::check::KernelBenchRule::v0_1);
+  CHECK(s.budgets.correctness_s == 900);
+  CHECK_THROWS_WITH(spec("trials").set_from_text("7x", s), contains_text("an integer from 1 to 1000"));
+  CHECK_THROWS_WITH(spec("trials").set_from_text("0", s), contains_text("an integer from 1 to 1000"));
+  CHECK_THROWS_WITH(spec("timing").set_from_text("quick", s), contains_text("\"fixed\", \"adaptive\" or \"both\""));
+  // Which commands take which: every request option is a default serve's command line can set (but
+  // compile_only, a request's own choice), ci takes the timing and policy ones.
+  for (const auto& o : specs) {
+    if (o.taken_by(Command::request) && o.name != "compile_only") CHECK(o.taken_by(Command::serve));
+    CHECK(o.taken_by(Command::eval));
+  }
+  CHECK(spec("torch_ops").taken_by(Command::ci));
+  CHECK_FALSE(spec("seed").taken_by(Command::ci));
+  CHECK_FALSE(spec("ncu").taken_by(Command::request));
+}
+
+TEST_CASE("the worker's request carries every request option and what only kbench sets", "[serve]") {
+  auto s = default_eval_settings();
+  apply_options({{"trials", 3}, {"seed", 7}, {"robust_trials", 1}, {"robust_seed", 9}, {"compat", "kernelbench-v0.1"},
+                 {"torch_ops", "forbid"}, {"atol", 0.5}, {"rtol", 0.25}, {"timing_trials", 20}, {"timing", "adaptive"},
+                 {"timing_min_trials", 4}, {"timing_target", 0.02}, {"warmup", 1}, {"no_flush", true}, {"profile", true},
+                 {"arch", "sm_80"}, {"compile_only", true}, {"gpu_memory", 12}},
+                s);
+  s.request.submission = "x.cu", s.request.level = 2, s.request.problem = 12, s.request.device = 1, s.request.ncu = true;
+  const auto back = EvalRequest::from_json(s.request.to_json());
+  CHECK(options_of({back, s.budgets}) == options_of(s));
+  CHECK(back.submission == "x.cu");
+  CHECK(back.level == 2);
+  CHECK(back.problem == 12);
+  CHECK(back.device == 1);
+  CHECK(back.ncu);
+  CHECK(back.gpu_memory_gib == 12);
+  CHECK(back.check.tolerance.kernelbench == kbench::check::KernelBenchRule::v0_1);
+  CHECK(back.compat_kernelbench);
+  // KernelBench's rule alone, without --compat (the adversarial table's v0.1 entries): it travels too.
+  auto rule_only = s.request;
+  rule_only.compat_kernelbench = false;
+  rule_only.check.tolerance.kernelbench = kbench::check::KernelBenchRule::v0_1;
+  const auto rule_back = EvalRequest::from_json(rule_only.to_json());
+  CHECK_FALSE(rule_back.compat_kernelbench);
+  CHECK(rule_back.check.tolerance.kernelbench == kbench::check::KernelBenchRule::v0_1);
+  // Nothing given: the defaults, the problem's tolerance among them.
+  const auto plain = EvalRequest::from_json({{"submission", "y.cu"}, {"level", 1}, {"problem", 19}});
+  CHECK(options_of({plain, {}}).empty());
+  CHECK(plain.check.tolerance.atol == -1);
 }
 
 TEST_CASE("gpu_memory may lower the evaluator's GPU memory limit, never raise or lift it", "[serve]") {

@@ -1,4 +1,4 @@
-// tests/modelnew on a GPU: every KernelBench-format fixture gets its verdict through kbench batch
+// tests/fixtures/modelnew on a GPU: every KernelBench-format fixture gets its verdict through kbench batch
 // (its extensions built ahead of the GPU, beside a .cu sample) and kbench report, then through a
 // worker as kbench eval runs it, finding its extensions in the cache.
 #include <chrono>
@@ -17,7 +17,7 @@ using namespace kbench;
 
 namespace {
 
-std::filesystem::path fixtures() { return testing::test_dir() / "modelnew"; }
+std::filesystem::path fixtures() { return testing::test_dir() / "fixtures" / "modelnew"; }
 
 sandbox::Budgets fixture_budgets() {
   sandbox::Budgets b;

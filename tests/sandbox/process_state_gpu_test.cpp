@@ -3,7 +3,7 @@
 // GPU. The poisoners get state_changed with nothing measured kept; every honest sample is correct,
 // and the eager figure it is timed against was measured where no submission's code had been loaded.
 // The figures themselves (each honest speedup alone and after a poisoner) are printed by
-// scripts/process-state-check.sh, not asserted here.
+// scripts/gpu/process-state-check.sh, not asserted here.
 #include <cstdio>
 #include <fstream>
 
@@ -17,7 +17,7 @@ using namespace kbench;
 TEST_CASE("a poisoner's changes reach no later sample of its problem in kbench batch", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   const auto root = testing::test_dir().parent_path();
-  const auto modelnew = testing::test_dir() / "modelnew";
+  const auto modelnew = testing::test_dir() / "fixtures" / "modelnew";
   const auto dir = std::filesystem::temp_directory_path() / "kbench-poisoner-batch";
   testing::remove_tree(dir);
   std::filesystem::create_directories(dir);

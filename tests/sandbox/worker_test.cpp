@@ -141,7 +141,7 @@ sandbox::EvalRequest compile_only(const std::filesystem::path& file, int level, 
   r.compile_only = true;
   return r;
 }
-const auto kModelNew = [] { return compile_only(testing::test_dir() / "modelnew" / "cpu" / "uses_reference_names.py", 3, 46); };
+const auto kModelNew = [] { return compile_only(testing::test_dir() / "fixtures" / "modelnew" / "cpu" / "uses_reference_names.py", 3, 46); };
 const auto kCu = [] { return compile_only(testing::test_dir().parent_path() / "level1" / "19_ReLU.cu", 1, 19); };
 
 template <typename Ready>
@@ -228,7 +228,7 @@ reply '{"record":{"verdict":"value_mismatch","problem":{"level":1,"id":19}}}')")
 TEST_CASE("a ModelNew that writes a record into its worker's pipe gets host_error, not its record", "[sandbox][modelnew]") {
   sandbox::Worker worker(testing::kbench_exe());
   const auto record =
-      worker.evaluate(compile_only(testing::test_dir() / "modelnew" / "l1_19_forges_its_record.py", 1, 19), {});
+      worker.evaluate(compile_only(testing::test_dir() / "fixtures" / "modelnew" / "l1_19_forges_its_record.py", 1, 19), {});
   INFO(record.dump().substr(0, 2000));
   CHECK(record["verdict"] == "host_error");
   CHECK_THAT(record["message"].get<std::string>(), contains_text("result channel"));

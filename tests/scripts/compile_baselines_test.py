@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU test of scripts/compile_baselines.py's --path inductor logic: no GPU, no torch.compile needed
+"""CPU test of scripts/tools/compile_baselines.py's --path inductor logic: no GPU, no torch.compile needed
 (CI has PyTorch 1.13; only the planning check imports torch, through export_problems.too_old).
 
 Covers:
@@ -17,7 +17,7 @@ Covers:
     the lock, the timing limit, a worker that dies, an OOM retried alone, --time-limit-s cutting
     workers off without recording them.
 The GPU path itself (torch.compile, timing on CUDA) runs only on a GPU machine
-(scripts/compiled-baselines.sh).
+(scripts/gpu/compiled-baselines.sh).
 
 Run:  python3 tests/scripts/compile_baselines_test.py      last line: "N passed, M failed"; exit 0 if M == 0.
 """
@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "tools"))
 import compile_baselines as cb  # noqa: E402
 import problem_source  # noqa: E402
 

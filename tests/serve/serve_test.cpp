@@ -267,8 +267,8 @@ TEST_CASE("serve: health lists the workers and the queue, problems the catalog",
 TEST_CASE("serve: a compile-only request answers what kbench eval --compile-only --json prints", "[serve]") {
   TestServer server(options_for(testing::kbench_exe()));
   for (const auto& [file, level, problem] : {std::tuple{kRelu(), 1, 19},
-                                             std::tuple{testing::test_dir() / "submissions" / "l1_19_compile_error.cu", 1, 19},
-                                             std::tuple{testing::test_dir() / "submissions" / "l3_4_host_error.cu", 3, 4}}) {
+                                             std::tuple{testing::test_dir() / "fixtures" / "submissions" / "l1_19_compile_error.cu", 1, 19},
+                                             std::tuple{testing::test_dir() / "fixtures" / "submissions" / "l3_4_host_error.cu", 3, 4}}) {
     INFO(file.string());
     int exit_code = -1;
     const auto local = nlohmann::json::parse(run_kbench("eval " + file.string() + " --level " + std::to_string(level) +
@@ -290,7 +290,7 @@ TEST_CASE("serve: a compile-only request answers what kbench eval --compile-only
 
 TEST_CASE("serve: a ModelNew source is evaluated as one, by its name's extension or the format field", "[serve]") {
   TestServer server(options_for(testing::kbench_exe()));
-  const auto file = testing::test_dir() / "modelnew" / "l1_19_syntax_error.py";  // decided at import, on any machine
+  const auto file = testing::test_dir() / "fixtures" / "modelnew" / "l1_19_syntax_error.py";  // decided at import, on any machine
   int exit_code = -1;
   const auto local = nlohmann::json::parse(run_kbench("eval " + file.string() + " --level 1 --problem 19 --compile-only --json", exit_code));
   REQUIRE(local["submission"]["format"] == "modelnew");
@@ -497,7 +497,7 @@ TEST_CASE("serve: with a token, a request without it is refused before its body 
 
 TEST_CASE("serve: a submission that kills its own worker gets crash: it dies again on the retry", "[serve]") {
   TestServer server(options_for(testing::kbench_exe()));
-  auto body = nlohmann::json::parse(eval_body(testing::test_dir() / "modelnew" / "l1_19_kills_its_worker.py", 1, 19, kCompileOnly));
+  auto body = nlohmann::json::parse(eval_body(testing::test_dir() / "fixtures" / "modelnew" / "l1_19_kills_its_worker.py", 1, 19, kCompileOnly));
   body["format"] = "modelnew";
   const auto r = post(server, body.dump());
   REQUIRE(r->status == 200);
@@ -537,7 +537,7 @@ TEST_CASE("serve: an honest kernel whose worker is killed from outside mid-evalu
 TEST_CASE("serve: an evaluation through the server has the verdict of the same kbench eval", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   const std::vector<std::pair<std::filesystem::path, std::string>> cases = {
-      {kRelu(), "correct"}, {testing::test_dir() / "submissions" / "l1_19_value_mismatch.cu", "value_mismatch"}};
+      {kRelu(), "correct"}, {testing::test_dir() / "fixtures" / "submissions" / "l1_19_value_mismatch.cu", "value_mismatch"}};
   // The local evaluations first: a server's worker holds the GPU's free memory for its checks.
   std::vector<nlohmann::json> locals;
   for (const auto& [file, verdict] : cases) {
@@ -563,7 +563,7 @@ TEST_CASE("serve: an evaluation through the server has the verdict of the same k
 TEST_CASE("serve: a candidate that kills its worker gets its verdict, and the next request a fresh worker", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   TestServer server(options_for(testing::kbench_exe()));
-  const auto trap = nlohmann::json::parse(post(server, eval_body(testing::test_dir() / "adversarial" / "trap.cu", 1, 21))->body);
+  const auto trap = nlohmann::json::parse(post(server, eval_body(testing::test_dir() / "fixtures" / "adversarial" / "trap.cu", 1, 21))->body);
   CHECK(trap["verdict"] == "runtime_error");
   const auto good = nlohmann::json::parse(
       post(server, eval_body(root() / "level1" / "21_Sigmoid.cu", 1, 21, {{"timing_trials", 20}}))->body);
@@ -586,7 +586,7 @@ TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold o
     REQUIRE(r->status == 200);
     return nlohmann::json::parse(r->body);
   };
-  const auto modelnew = testing::test_dir() / "modelnew" / "l1_19_relu.py";
+  const auto modelnew = testing::test_dir() / "fixtures" / "modelnew" / "l1_19_relu.py";
   const auto cu_before = evaluate(kRelu());
   const auto cold = evaluate(modelnew);  // its extension built on the compile pool first, where not cached
   for (int i = 0; i < 1200 && !health(server)["workers"][0]["modelnew_spare"].value("python_started", false); ++i)
@@ -613,7 +613,7 @@ TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold o
 TEST_CASE("serve: concurrent clients each get their own verdict", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   TestServer server(options_for(testing::kbench_exe()));
-  const auto submissions = testing::test_dir() / "submissions";
+  const auto submissions = testing::test_dir() / "fixtures" / "submissions";
   const std::vector<std::tuple<std::filesystem::path, int, int, std::string>> cases = {
       {kRelu(), 1, 19, "correct"},
       {submissions / "l1_19_value_mismatch.cu", 1, 19, "value_mismatch"},
