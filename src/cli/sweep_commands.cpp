@@ -49,22 +49,25 @@ class MeasuredFile {
 
 // Runs `measure` on every problem of the selection (level and id 0: all), each on its own: one that
 // throws gets a row with its error and a FAILED line, and the sweep goes on. `measure` fills the
-// problem's row and prints its line. Returns the rows; `failed` counts the errors.
+// problem's row and returns what its line says after the problem's name. Returns the rows; `failed`
+// counts the errors.
 nlohmann::json sweep_problems(const problems::Catalog& catalog, int level, int id, bool json, int& failed,
-                              const std::function<void(const problems::Problem&, nlohmann::json& row)>& measure) {
+                              const std::function<std::string(const problems::Problem&, nlohmann::json& row)>& measure) {
   nlohmann::json rows = nlohmann::json::array();
   failed = 0;
   for (const auto& p : catalog.all()) {
     if ((level && p.level != level) || (id && p.id != id)) continue;
     nlohmann::json row = {{"level", p.level}, {"id", p.id}, {"name", p.name}};
+    std::string line;
     try {
-      measure(p, row);
+      line = measure(p, row);
     } catch (const std::exception& e) {
       ++failed;
       const std::string what = e.what();
       row["error"] = what.substr(0, what.find('\n'));
-      if (!json) std::printf("L%d %3d %-56s FAILED: %s\n", p.level, p.id, p.name.c_str(), row["error"].get<std::string>().c_str());
+      line = "FAILED: " + row["error"].get<std::string>();
     }
+    if (!json) std::printf("L%d %3d %-56s %s\n", p.level, p.id, p.name.c_str(), line.c_str());
     std::fflush(stdout);
     rows.push_back(row);
   }
@@ -124,9 +127,10 @@ void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
         row["compiled_unavailable"] = t.compiled_unavailable;
         compiled_text = "  compiled: none";
       }
-      if (!g.json)
-        std::printf("L%d %3d %-56s load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)%s\n", p.level, p.id, p.name.c_str(),
-                    t.load_ms, t.inputs_ms, t.forward.stats.mean, t.forward.stats.cv, compiled_text.c_str());
+      char line[160];
+      std::snprintf(line, sizeof line, "load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)%s", t.load_ms, t.inputs_ms,
+                    t.forward.stats.mean, t.forward.stats.cv, compiled_text.c_str());
+      return std::string(line);
     });
     const double sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"sweep_s", sweep_s}, {"problems", rows}}.dump(2) << "\n";
@@ -158,9 +162,9 @@ void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
       row["degeneracy"] = entry;
       degenerate += !entry["kinds"].empty();
       file.record(p, entry);
-      if (!g.json)
-        std::printf("L%d %3d %-56s %-40s %s\n", p.level, p.id, p.name.c_str(), entry["kinds"].dump().c_str(),
-                    entry["note"].get<std::string>().c_str());
+      char kinds[64];
+      std::snprintf(kinds, sizeof kinds, "%-40s ", entry["kinds"].dump().c_str());
+      return kinds + entry["note"].get<std::string>();
     });
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"problems", rows}}.dump(2) << "\n";
     else std::printf("%zu problems, %d degenerate, %d failed%s\n", rows.size(), degenerate, failed, file.written().c_str());
@@ -223,7 +227,7 @@ void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
       }
       row["footprint"] = entry;
       file.record(p, entry);
-      if (!g.json) std::printf("L%d %3d %-56s %s\n", p.level, p.id, p.name.c_str(), line.c_str());
+      return line;
     });
     if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"gpu_memory_gib", limit->gpu_memory_gib}, {"problems", rows}}.dump(2) << "\n";
     else std::printf("%zu problems: %d fit under --gpu-memory %g GiB (0: none) only with the candidate's output in host "
