@@ -36,7 +36,7 @@ std::string number_text(double v) {
 // members of EvalRequest and Budgets are one expression each).
 template <class T>
 Option integer(const char* name, unsigned commands, T& (*field)(S&), T min, T max, const char* meaning) {
-  return {{name, "integer", "N", meaning, false, commands},
+  return {{name, "integer", "N", meaning, commands},
           [=](const nlohmann::json& v, S& s, bool) {
             const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
                                                      : v.is_number_integer() && v.get<int64_t>() >= 0;
@@ -48,7 +48,7 @@ Option integer(const char* name, unsigned commands, T& (*field)(S&), T min, T ma
 }
 
 Option number(const char* name, unsigned commands, double& (*field)(S&), const char* meaning) {
-  return {{name, "number", "X", meaning, false, commands},
+  return {{name, "number", "X", meaning, commands},
           [=](const nlohmann::json& v, S& s, bool) {
             if (!v.is_number() || v.get<double>() < 0) throw std::invalid_argument("a number >= 0");
             field(s) = v.get<double>();
@@ -69,7 +69,7 @@ Option tolerance(const char* name, double& (*field)(S&), const char* meaning) {
 
 // A limit: a request may lower it, never raise it above what the caller set (the server's own limit; 0: none).
 Option budget(const char* name, const char* unit, unsigned commands, double& (*field)(S&), const char* meaning) {
-  return {{name, "number", unit, meaning, true, commands},
+  return {{name, "number", unit, meaning, commands},
           [=](const nlohmann::json& v, S& s, bool lower_only) {
             if (!v.is_number() || v.get<double>() <= 0) throw std::invalid_argument("a number > 0");
             if (lower_only && field(s) > 0 && v.get<double>() > field(s))
@@ -87,7 +87,7 @@ Option worker_budget(const char* name, const char* unit, double& (*field)(S&), c
 
 // `inverted`: the option says "no_x" for a field that says "x".
 Option flag(const char* name, unsigned commands, bool& (*field)(S&), bool inverted, const char* meaning) {
-  return {{name, "boolean", "", meaning, false, commands},
+  return {{name, "boolean", "", meaning, commands},
           [=](const nlohmann::json& v, S& s, bool) {
             if (!v.is_boolean()) throw std::invalid_argument("true or false");
             field(s) = v.get<bool>() != inverted;
@@ -96,7 +96,7 @@ Option flag(const char* name, unsigned commands, bool& (*field)(S&), bool invert
 }
 
 Option text(const char* name, const char* value_name, unsigned commands, std::string& (*field)(S&), const char* meaning) {
-  return {{name, "string", value_name, meaning, false, commands},
+  return {{name, "string", value_name, meaning, commands},
           [=](const nlohmann::json& v, S& s, bool) {
             if (!v.is_string()) throw std::invalid_argument("a string");
             field(s) = v.get<std::string>();
@@ -107,7 +107,7 @@ Option text(const char* name, const char* value_name, unsigned commands, std::st
 // A two-valued choice kept as a bool: `on` sets it, `off` clears it.
 Option choice(const char* name, const char* value_name, unsigned commands, bool& (*field)(S&), const char* on,
               const char* off, const char* meaning) {
-  return {{name, "string", value_name, meaning, false, commands},
+  return {{name, "string", value_name, meaning, commands},
           [=](const nlohmann::json& v, S& s, bool) {
             if (!v.is_string() || (v != on && v != off))
               throw std::invalid_argument(std::string("\"") + on + "\" or \"" + off + "\"");
@@ -120,7 +120,7 @@ Option timing_mode() {
   return {{"timing", "string", "MODE",
            "fixed: every timed trial (KernelBench's count); adaptive: until the mean is known within --timing-target "
            "at the GPU's unthrottled clock; both: adaptive's figure and every trial's, on the same calls",
-           false, kWithCi},
+           kWithCi},
           [](const nlohmann::json& v, S& s, bool) {
             if (!v.is_string() || !timing::parse_mode(v.get<std::string>(), s.request.timing.mode))
               throw std::invalid_argument("\"fixed\", \"adaptive\" or \"both\"");
@@ -133,7 +133,7 @@ Option compat() {
   return {{"compat", "string", "MODE",
            "kernelbench: the verdict is KernelBench's under its rule today (the problem's own inputs, atol = rtol = "
            "1e-4); kernelbench-v0.1: under the paper's rule (1e-2); none: kbench's. The other is kept beside it",
-           false, kEvaluation},
+           kEvaluation},
           [](const nlohmann::json& v, S& s, bool) {
             if (!v.is_string() || !set_compat(s.request, v.get<std::string>())) throw std::invalid_argument(kCompatModes);
           },

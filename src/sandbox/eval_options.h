@@ -39,7 +39,6 @@ struct OptionSpec {
   std::string type;        // "integer", "number", "boolean" (a flag) or "string"
   std::string value_name;  // what the help shows after the flag, e.g. "N" ("" for a flag)
   std::string meaning;     // the help text
-  bool budget = false;     // a limit: a request may lower it, never raise it
   unsigned commands = 0;   // Command bits
   std::string flag() const;
   bool taken_by(Command command) const;
