@@ -100,8 +100,9 @@ timed() {  # timed NAME COMMAND...: runs it, prints its wall time and exit code
   echo "== $name: $((SECONDS - start)) s, rc=$rc"
   return $rc
 }
-# level:id of every reference kernel (levelN/<id>_<Name>.cu): what kbench ci evaluates.
-reference_kernel_problems() { ls level*/*.cu | sed -E 's#level([0-9])/([0-9]+)_.*#\1:\2#'; }
+# level:id of every reference kernel (levelN/<id>_<Name>.cu, and the Triton ones levelN/<id>/triton.py):
+# what kbench ci evaluates.
+reference_kernel_problems() { ls level*/*.cu level*/*/*.py | sed -E 's#level([0-9])/([0-9]+)[_/].*#\1:\2#' | sort -u; }
 SAVE=${SAVE:-${OUT:-}}
 save() { [[ -n $SAVE ]] && cp "$@" "$SAVE/" ; }
 

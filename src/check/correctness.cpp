@@ -10,6 +10,7 @@
 #include "check/reference_outputs.h"
 #include "check/torch_op_observer.h"
 #include "launch/launch_op.h"
+#include "launch/launches.h"
 #include "log/elapsed.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -105,6 +106,9 @@ Verdict robustness_verdict(Verdict trial_verdict) {
 }
 
 namespace {
+
+// The settling calls' inputs: seeds no trial, timed call or profile draws.
+constexpr uint64_t kSettleSeedOffset = 3000;
 
 // What every trial shares: the candidate, its parameters (and their fingerprints), the options,
 // the reference outputs, and where the results go.
@@ -293,6 +297,29 @@ struct TrialRunner {
   }
 };
 
+// Settled once a call loaded no new kernel (a compile, or a cached binary of a new specialisation)
+// and launched as many as the call before it; at most five calls. Returns "" and the settled
+// launches, or what kept changing.
+std::string settle(const compile::HostProgram& host, const c10::Dict<std::string, at::Tensor>& params,
+                   const std::function<std::vector<c10::IValue>()>& draw_inputs, int64_t& settled_launches) {
+  constexpr int kMaxCalls = 5;
+  int64_t previous = -1;
+  for (int call = 1; call <= kMaxCalls; ++call) {
+    const auto inputs = draw_inputs();
+    const auto loads_before = launch::module_load_count();
+    launch::reset_launch_count();
+    host.untimed_call(inputs, params);
+    const auto launched = launch::launch_count();
+    if (launch::module_load_count() == loads_before && launched == previous) {
+      settled_launches = launched;
+      return "";
+    }
+    previous = launched;
+  }
+  return "its Triton kernels were still compiled or autotuned in the last of " + std::to_string(kMaxCalls) +
+         " untimed calls before the checks: every call would time that work";
+}
+
 std::string trial_label(const TrialResult& t) {
   return "trial " + std::to_string(t.trial) + " (seed " + std::to_string(t.inputs.seed) +
          (t.inputs.distribution == problems::kOwnDistribution ? "" : ", " + t.inputs.distribution + " inputs") + ")";
@@ -308,6 +335,23 @@ CorrectnessResult check_correctness(problems::Reference& reference, const compil
   // The parameters are the candidate's too: writing into them carries state between calls.
   TrialRunner runner{reference, host, candidate_params, fingerprints(candidate_params), options, reference_outputs, result};
   result.ablation_inputs = {options.base_seed, problems::kOwnDistribution};
+
+  // A program whose first calls compile or tune its kernels (Triton's) makes them before any check,
+  // on inputs of its own, so that no trial, and no timed call, contains that work.
+  if (host.settles()) {
+    try {
+      uint64_t seed = options.base_seed + kSettleSeedOffset;
+      const auto unsettled = settle(host, candidate_params, [&] { return reference.make_inputs(seed++, problems::kOwnDistribution); },
+                                    result.settled_launches);
+      if (!unsettled.empty()) result.verdict = Verdict::inconsistent, result.message = unsettled;
+    } catch (const std::exception& e) {
+      result.verdict = result.kernelbench_verdict = classify_exception(e.what());
+      result.message = result.kernelbench_message = "in an untimed call before the checks: " + first_line_of_interest(e.what());
+      result.details = e.what();
+      result.context_poisoned = is_sticky_cuda_error(e.what());
+      return result;
+    }
+  }
 
   // The problem's own inputs, as KernelBench checks them. Either rule can fail first (KernelBench's
   // tolerance is the tighter one today, its v0.1's the looser), so the trials go on while either

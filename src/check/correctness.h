@@ -94,6 +94,9 @@ struct CorrectnessResult {
   // Inputs on which the submission's kernels must be needed (see check_without_kernels): those of
   // the first robustness trial that counted, else the first trial's.
   TrialInputs ablation_inputs;
+  // Of a program that settles (compile/host_program.h): the launches of one settled call, which every
+  // timed call must make too (TimedCallOptions::settled_launches); -1 for others.
+  int64_t settled_launches = -1;
   // The robustness distributions whose trials counted: the ones the timed calls use beside the own.
   std::vector<std::string> robustness_distributions;
   // The value-computing PyTorch ops forward called in the trials, with how often (all trials).

@@ -9,6 +9,7 @@
 #include "check/exact_reference.h"
 #include "check/process_state.h"
 #include "check/reference_outputs.h"
+#include "launch/launches.h"
 #include "log/elapsed.h"
 #include "timing/clocks.h"
 #include "timing/stopping_rule.h"
@@ -267,9 +268,28 @@ TimedCalls time_candidate(problems::Reference& reference, const compile::HostPro
     const std::string why = "correct when checked, but " + call_label(plan, index) + " gave a wrong output: ";
     if (cmp.verdict != Verdict::correct) r.verdict = Verdict::inconsistent, r.message = why + cmp.message;
   };
-  return run_calls(
+  const int64_t settled = options.settled_launches;
+  const int64_t loads_before = launch::module_load_count();
+  int64_t other_count = -1;
+  auto r = run_calls(
       reference, options, Caller::candidate,
-      [&](const std::vector<c10::IValue>& inputs, uint64_t) { return host.forward(inputs, params); }, check, plan);
+      [&](const std::vector<c10::IValue>& inputs, uint64_t) {
+        const int64_t before = launch::launch_count();
+        auto out = host.forward(inputs, params);
+        if (const int64_t launched = launch::launch_count() - before; settled >= 0 && launched != settled && other_count < 0)
+          other_count = launched;
+        return out;
+      },
+      check, plan);
+  const int64_t loads = launch::module_load_count() - loads_before;
+  if (r.verdict == Verdict::correct && settled >= 0 && (other_count >= 0 || loads > 0)) {
+    r.verdict = Verdict::inconsistent;
+    r.message = "a Triton kernel was compiled or autotuned inside the timed calls: " +
+                (loads > 0 ? std::to_string(loads) + " kernel(s) loaded during them"
+                           : "a timed call launched " + std::to_string(other_count) + " kernels where the settled forward launched " +
+                                 std::to_string(settled));
+  }
+  return r;
 }
 
 nlohmann::json to_json(const TimedCalls& t) {

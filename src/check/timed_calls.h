@@ -58,6 +58,10 @@ struct TimedCallOptions {
   int calls_per_distribution = 3;
   uint64_t seed = 0;  // this run's secret: input seeds, order and checks of the calls (0: drawn)
   bool offload_candidate_output = false;  // as CheckOptions's, for the checked calls
+  // A settled candidate's launches per call (CorrectnessResult::settled_launches; -1: none): a timed
+  // call that launches another count, or loads a new kernel, compiled or autotuned inside the timed
+  // calls, and is `inconsistent`.
+  int64_t settled_launches = -1;
 };
 
 // The order of one run's calls: which inputs each gets, and which are checked. Drawn from the run's

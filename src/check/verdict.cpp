@@ -28,12 +28,15 @@ constexpr std::array<Entry, 17> kVerdicts = {{
     {Verdict::input_mutated, "input_mutated", "the candidate wrote into its inputs"},
     {Verdict::no_custom_kernel, "no_custom_kernel",
      "forward launched no kernel of the submission, or its outputs are right without the kernels"},
-    {Verdict::inconsistent, "inconsistent", "outputs of timed runs differ from the checked runs (caching, stream tricks)"},
+    {Verdict::inconsistent, "inconsistent",
+     "outputs of timed runs differ from the checked runs (caching, stream tricks), or kernels were still compiled or "
+     "autotuned in them"},
     {Verdict::fragile, "fragile",
      "right on the problem's own inputs, wrong on inputs from other distributions (KernelBench would say correct)"},
     {Verdict::not_checked, "not_checked", "compiled, but correctness was not checked (no GPU, or --compile-only)"},
     {Verdict::unsupported_backend, "unsupported_backend",
-     "a ModelNew whose kernels use a backend kbench does not run (Triton, TileLang, CuTe, ...): not evaluated"},
+     "a ModelNew whose kernels use a backend kbench does not run (TileLang, CuTe, ...; Triton where it is not "
+     "installed or no GPU runs it): not evaluated"},
     {Verdict::state_changed, "state_changed",
      "the submission changed what the reference and the baselines run with (a kernel of PyTorch's dispatcher, a "
      "cuDNN or TF32 flag, a CUDA limit, the current stream): nothing measured beside it is kept"},

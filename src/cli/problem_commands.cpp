@@ -75,13 +75,17 @@ void add_prompt(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto level = std::make_shared<int>(0), id = std::make_shared<int>(0);
   auto with_gpu = std::make_shared<bool>(false);
   auto feedback = std::make_shared<std::string>(), previous = std::make_shared<std::string>();
+  auto backend = std::make_shared<std::string>("cuda");
   add_problem_options(cmd, *level, *id, /*required=*/true);
   cmd->add_flag("--gpu", *with_gpu, "add this GPU's specifications");
+  cmd->add_option("--backend", *backend, "cuda: kbench's .cu format; triton: a Triton ModelNew, as upstream's Triton "
+                                         "backend asks")
+      ->check(CLI::IsMember({"cuda", "triton"}))->capture_default_str();
   cmd->add_option("--feedback", *feedback, "an evaluation record (kbench eval --out): the next refinement turn")
       ->check(CLI::ExistingFile)->type_name("FILE");
   cmd->add_option("--previous", *previous, "the submission that record is about")
       ->type_name("FILE")->default_str("the record's submission path");
-  cmd->callback([&g, &exit_code, level, id, with_gpu, feedback, previous] {
+  cmd->callback([&g, &exit_code, level, id, with_gpu, feedback, previous, backend] {
     apply_logging(g);
     const auto catalog = load_catalog(g);
     const auto& p = catalog.get(*level, *id);
@@ -90,7 +94,8 @@ void add_prompt(CLI::App& app, GlobalOptions& g, int& exit_code) {
     in.degeneracy_note = p.degeneracy_note;
     in.reference_source = read_text(catalog.source_path(p));
     in.example_reference = read_text(catalog.source_path(catalog.get(1, 19)));
-    in.example_solution = read_text(catalog.root() / "level1" / "19_ReLU.cu");
+    in.backend = *backend;
+    in.example_solution = read_text(catalog.root() / "level1" / (*backend == "triton" ? "19/triton.py" : "19_ReLU.cu"));
     if (*with_gpu) in.gpu = gpu_for("prompt --gpu", 0);
     if (!feedback->empty()) {
       in.feedback = nlohmann::json::parse(read_text(*feedback));

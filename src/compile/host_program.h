@@ -2,6 +2,7 @@
 // program compiled in C++, where `kbench.launch` resolves to the kbench::launch operator.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,18 @@ class HostProgram {
   // outputs hold may then come from an earlier call (a cache), not only from this call's inputs and
   // constants, so the ablation run is made even where computing_ops() is empty.
   virtual bool keeps_state() const { return false; }
+
+  // The kernels' language: "cuda" (kbench's format, a load_inline extension) or "triton".
+  virtual std::string backend() const { return "cuda"; }
+
+  // Whether forward's first calls compile or tune its kernels (Triton's JIT and autotuner): the
+  // checks then call it untimed until it has settled (check/correctness.h), before anything counts.
+  virtual bool settles() const { return false; }
+  // forward outside the checks' watch of its PyTorch ops, the device synchronised, its output
+  // dropped: a settling call. Throws what forward threw.
+  virtual void untimed_call(const std::vector<c10::IValue>& inputs, const c10::Dict<std::string, at::Tensor>& params) const {
+    forward(inputs, params);
+  }
 
   // setup(params) -> Dict[str, Tensor], run once and untimed; without setup, params pass through.
   virtual c10::Dict<std::string, at::Tensor> setup(const c10::Dict<std::string, at::Tensor>& params) const = 0;

@@ -11,7 +11,9 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "compile/python_runtime.h"
+#include "compile/submission.h"
 #include "compile/submission_threads.h"
+#include "compile/triton_runtime.h"
 #include "problems/reference.h"
 
 namespace py = pybind11;
@@ -183,10 +185,11 @@ c10::IValue to_ivalue(const py::handle& out) {
 // the GIL; every method here runs there (they acquire it, which for that thread costs nothing).
 class ModelNewProgram : public HostProgram {
  public:
-  ModelNewProgram(py::module_ support, py::object model, std::string signature, int device,
+  ModelNewProgram(py::module_ support, py::object model, std::string signature, std::string backend, int device,
                   AlgorithmSettings submission_settings, AlgorithmSettings kbench_settings)
-      : support_(std::move(support)), model_(std::move(model)), signature_(std::move(signature)), device_(device),
-        submission_settings_(submission_settings), kbench_settings_(kbench_settings) {}
+      : support_(std::move(support)), model_(std::move(model)), signature_(std::move(signature)),
+        backend_(std::move(backend)), device_(device), submission_settings_(submission_settings),
+        kbench_settings_(kbench_settings) {}
   ~ModelNewProgram() override {
     py::gil_scoped_acquire gil;
     model_ = py::object();
@@ -198,6 +201,26 @@ class ModelNewProgram : public HostProgram {
   std::string forward_schema() const override { return signature_; }
   const std::vector<std::string>& torch_ops() const override { return torch_ops_; }
   const std::vector<std::string>& computing_ops() const override { return computing_ops_; }
+  std::string backend() const override { return backend_; }
+  bool settles() const override { return backend_ == "triton"; }
+
+  // Triton's autotuner times every config with PyTorch ops of its own, which no check may count as
+  // the submission's: a settling call is made outside the op watch.
+  void untimed_call(const std::vector<c10::IValue>& inputs, const c10::Dict<std::string, at::Tensor>&) const override {
+    py::gil_scoped_acquire gil;
+    py::tuple args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args[i] = to_python(inputs[i]);
+    {
+      SubmissionSettingsScope settings(submission_settings_, kbench_settings_);
+      try {
+        model_(*args);
+        support_.attr("synchronize")();
+      } catch (const py::error_already_set& e) {
+        throw std::runtime_error(python::describe(e));
+      }
+    }
+    if (const auto threads = threads_left("its call"); !threads.empty()) throw HostProgramError(threads);
+  }
 
   // KernelBench's move to the GPU in float32. What it returns are ModelNew's own parameters and
   // buffers (the reference's are not used: ModelNew holds its own, built under the same seed), which
@@ -243,6 +266,7 @@ class ModelNewProgram : public HostProgram {
   py::module_ support_;
   mutable py::object model_;  // replaced by its GPU copy in setup(), as KernelBench's .to() does
   std::string signature_;
+  std::string backend_;
   int device_;
   mutable CalledOps called_;
   mutable std::vector<std::string> torch_ops_, computing_ops_;
@@ -307,27 +331,50 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
   }
   ExtensionBuilder builder{options, ExtensionCache(options.cache_dir / "extensions"), builds};
   BuilderScope scope(builder);
+  if (triton::imports_triton(file_bytes(file)))
+    python::set_backend("triton", options.with_cuda && options.count_launches
+                                      ? triton::prepare(file, options.cache_dir, options.count_launches)
+                                      : "Triton kernels need a GPU, and this evaluation runs none");
   python::enter_submission_phase();
   const auto kbench_settings = AlgorithmSettings::current();
   auto submission_settings = kbench_settings;
   try {
-    std::string signature;
+    std::string signature, backend = "cuda";
     py::object model;
     {
       SubmissionSettingsScope settings(submission_settings, kbench_settings);
-      const auto cls = support.attr("model_class")(support.attr("import_submission")(std::filesystem::absolute(file).string(), reference_names));
+      const auto module = support.attr("import_submission")(std::filesystem::absolute(file).string(), reference_names);
+      if (triton::uses_triton(module)) {
+        // Triton imported ahead (a spare worker's start) is in sys.modules, where an import raises no
+        // audit event: a file that reaches it without an import statement was not set up for.
+        if (!triton::ready())
+          throw ModelNewError(ModelNewError::Kind::unsupported,
+                              "the file uses Triton without an `import triton` statement, which kbench needs to set "
+                              "Triton up for it",
+                              "");
+        backend = "triton";
+      }
+      const auto cls = support.attr("model_class")(module);
       signature = support.attr("forward_signature")(cls).cast<std::string>();
       torch::manual_seed(problems::kModelSeed);  // as the reference was built: equal parameters
       model = support.attr("construct")(cls, init_inputs);
     }
     if (const auto threads = threads_left("its construction"); !threads.empty())
       throw ModelNewError(ModelNewError::Kind::python, threads, threads);
-    return std::make_unique<ModelNewProgram>(support, std::move(model), signature, options.device, submission_settings,
-                                             kbench_settings);
+    return std::make_unique<ModelNewProgram>(support, std::move(model), signature, backend, options.device,
+                                             submission_settings, kbench_settings);
   } catch (const py::error_already_set& e) {
     throw python_failure(e, builds);
   }
 }
+
+std::string imported_backend(const std::filesystem::path& file) {
+  return triton::imports_triton(file_bytes(file)) ? "triton" : "cuda";
+}
+
+nlohmann::json triton_report() { return triton::report(); }
+
+std::string start_triton_ahead(const std::filesystem::path& cache_dir) { return triton::start(cache_dir); }
 
 nlohmann::json modelnew_environment() {
   auto support = python::start(/*with_cuda=*/false);

@@ -31,6 +31,9 @@ struct ModelNewOptions {
   // Hears "build" when an extension starts building and "compile" when it is done: a build has a
   // time budget of its own (sandbox/worker.h).
   std::function<void(const std::string&)> on_stage;
+  // kbench's count of the submission's launches (launch/launches.h): Triton's set-up launches a
+  // kernel of kbench's and refuses Triton unless it was counted. Triton runs only where it is given.
+  std::function<int64_t()> count_launches;
 };
 
 // What the submission did wrong: its Python failed (verdict host_error), an extension did not build
@@ -55,6 +58,17 @@ nlohmann::json start_python(bool with_cuda);
 // submission changes is not undone.
 std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, const ModelNewOptions& options,
                                            std::vector<ExtensionBuild>& builds);
+
+// The backend a ModelNew file's imports name: "triton" where it imports Triton, else "cuda".
+std::string imported_backend(const std::filesystem::path& file);
+
+// In a spare worker, before its file is known: Triton imported and its seams taken
+// (triton_runtime.h), so that a Triton file's set-up is shorter. Returns "" or why Triton cannot run.
+std::string start_triton_ahead(const std::filesystem::path& cache_dir);
+
+// For the record, once the submission ran: Triton's set-up, compiles and their time
+// (triton_runtime.h), or null where Triton was not set up in this process.
+nlohmann::json triton_report();
 
 // For kbench doctor: the Python, PyTorch and toolchain a ModelNew runs and builds with, as
 // {"python", "executable", "torch", "torch_cuda", "ninja", "cuda_home"} (empty: missing). Throws

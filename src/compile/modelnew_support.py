@@ -35,6 +35,10 @@ def initialise_cuda():
     torch.cuda.device_count()
 
 
+def synchronize():
+    torch.cuda.synchronize()
+
+
 def _execute(path, name):
     spec = _spec_from_file_location(name, path)
     module = _module_from_spec(spec)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
+#include <map>
 #include <stdexcept>
 #include <string_view>
 
@@ -83,14 +84,22 @@ int check_open(PyObject* args) {
   return 0;
 }
 
+// Backends kbench runs where it set them up (Triton: triton_runtime.h), or why it could not.
+std::map<std::string, std::string, std::less<>> g_backend_refusals;
+
 int check_import(PyObject* args) {
   const std::string module = PyTuple_Check(args) && PyTuple_Size(args) > 0 ? utf8(PyTuple_GetItem(args, 0)) : "";
   const std::string_view root = std::string_view(module).substr(0, module.find('.'));
+  if (const auto known = g_backend_refusals.find(root); known != g_backend_refusals.end())
+    return known->second.empty() ? 0
+                                 : refuse(PyExc_ImportError, std::string(kUnsupportedTag) + "the submission imports " +
+                                                                 module + ", which kbench cannot run here: " + known->second);
   for (const auto backend : kUnsupportedBackends)
     if (root == backend)
       return refuse(PyExc_ImportError,
                     std::string(kUnsupportedTag) + "the submission imports " + module + ": kbench runs CUDA C++ built " +
-                        "with torch.utils.cpp_extension.load_inline, not " + std::string(root) + " kernels");
+                        "with torch.utils.cpp_extension.load_inline" + (root == "triton" ? " and Triton kernels imported with an import statement" : "") +
+                        ", not " + std::string(root) + " kernels");
   return 0;
 }
 
@@ -186,6 +195,10 @@ int python_threads() {
 }
 int g_threads_at_setup = 1;  // what kbench's own set-up left (PyTorch may keep threads of its own)
 }  // namespace
+
+void set_backend(const std::string& module_root, const std::string& refusal) {
+  g_backend_refusals[module_root] = refusal;
+}
 
 void enter_submission_phase() {
   if (!g_submission_phase) g_threads_at_setup = python_threads();

@@ -8,8 +8,9 @@
 // an audit hook (sys.addaudithook's C form, which Python code cannot remove or reach) refuses what a
 // ModelNew has no need for: starting processes (or threads: see other_threads()), sockets, ctypes, writing, moving or
 // deleting files, reading /proc, /dev and /sys, signalling processes, gc's object walks and
-// importing kernel backends kbench does not run (Triton, TileLang, CuTe, ...). Native code of the
-// submission's extension is not Python and is not restricted by it.
+// importing kernel backends kbench does not run (TileLang, CuTe, ...; Triton unless kbench set it
+// up: triton_runtime.h). Native code of the submission's extension is not Python and is not
+// restricted by it.
 //
 // Python runs on the thread that started it, which holds the GIL from then on: no other thread
 // runs Python code except while that thread itself is inside Python.
@@ -37,6 +38,10 @@ struct StartTimes {
   double interpreter_ms = 0, torch_ms = 0, support_ms = 0, cuda_ms = 0;
 };
 const StartTimes& start_times();
+
+// A kernel backend kbench has set up for this process (refusal "": the submission may import
+// `module_root`), or could not (its import is refused as unsupported_backend, with the reason).
+void set_backend(const std::string& module_root, const std::string& refusal);
 
 // From now on the audit hook refuses what the header comment lists, for good.
 void enter_submission_phase();

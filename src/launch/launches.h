@@ -1,6 +1,6 @@
 // The submission's launches, whichever way they were made: kbench.launch in kbench's format, or a
-// kernel launch of a ModelNew extension (launch/extension_launches.h). Both count here and are
-// skipped during the ablation run.
+// kernel launch of a ModelNew extension or of its Triton kernels (launch/extension_launches.cpp).
+// All count here and are skipped during the ablation run.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +18,11 @@ bool launches_skipped();
 
 // A launch that was made: counted.
 void record_launch();
+
+// Kernel modules the submission's JIT loaded (Triton's cuModuleLoadData, through kbench's wrapper):
+// a load is a compile, or a cached binary of a new specialisation. Never reset: callers take the
+// difference over a span of calls.
+int64_t module_load_count();
+void record_module_load();
 
 }  // namespace kbench::launch

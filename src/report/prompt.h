@@ -1,6 +1,7 @@
 // `kbench prompt`: the text a language model gets, KernelBench-style: the task, the submission format
-// with a one-shot example, the reference source; optionally the GPU's specifications and, for
-// iterative refinement, feedback from an evaluation record.
+// (kbench's .cu, or a Triton ModelNew as upstream's Triton backend asks) with a one-shot example, the
+// reference source; optionally the GPU's specifications and, for iterative refinement, feedback from
+// an evaluation record.
 #pragma once
 
 #include <optional>
@@ -21,11 +22,12 @@ struct PromptInput {
   std::optional<launch::DeviceInfo> gpu;
   std::optional<nlohmann::json> feedback;  // an evaluation record of the previous attempt
   std::string previous_submission;         // the attempt the feedback is about
+  std::string backend = "cuda";            // "cuda": kbench's .cu format; "triton": a Triton ModelNew
 };
 
 std::string build_prompt(const PromptInput& in);
 
-// The first ```cuda block of a text: what a model's answer (or the one-shot example) contains.
-std::string first_cuda_block(const std::string& text);
+// The first ```<language> block of a text: what a model's answer (or the one-shot example) contains.
+std::string first_code_block(const std::string& text, const std::string& language);
 
 }  // namespace kbench::report

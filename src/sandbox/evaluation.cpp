@@ -16,6 +16,7 @@
 #include "compile/submission.h"
 #include "launch/cuda_driver.h"
 #include "launch/launch_op.h"
+#include "launch/launches.h"
 #include "log/elapsed.h"
 #include "log/log.h"
 #include "problems/catalog.h"
@@ -316,6 +317,7 @@ struct CompiledSubmission {
 void record_host(const Run& run, const compile::HostProgram& host) {
   run.record["host"] = {{"forward", host.forward_schema()}, {"setup", host.has_setup()}, {"torch_ops", host.torch_ops()},
                         {"computing_ops", host.computing_ops()}};
+  run.record["submission"]["backend"] = host.backend();
 }
 
 #ifdef KBENCH_WITH_CUDA
@@ -361,6 +363,7 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   record["submission"]["format"] = "modelnew";
   if (!std::ifstream(req.submission)) throw std::runtime_error("cannot read submission " + req.submission);
   record["submission"]["hash"] = compile::content_hash(compile::file_bytes(req.submission));
+  record["submission"]["backend"] = compile::imported_backend(req.submission);
   gpu_startup.join(run);
   run.stage("compile");
   compile::ModelNewOptions options;
@@ -371,6 +374,7 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   options.cache_dir = problems::cache_dir();
   options.extension_build = compile::requested_build_route();
   options.on_stage = run.on_stage;
+  options.count_launches = [] { return launch::launch_count(); };
 #ifdef KBENCH_WITH_CUDA
   if (options.with_cuda) cudaSetDevice(req.device);  // torch.cuda's set-up below sees this GPU, as forward will
 #endif
@@ -531,6 +535,7 @@ check::CorrectnessResult correctness_stage(const Run& run, const compile::HostPr
                                {"output_bytes", correctness.output_bytes}};
   if (!correctness.details.empty()) run.record["error_details"] = correctness.details;
   run.record["host"]["computing_ops_ran"] = correctness.computing_ops_ran;
+  if (correctness.settled_launches >= 0) run.record["host"]["settled_launches"] = correctness.settled_launches;
   return correctness;
 }
 
@@ -546,6 +551,7 @@ nlohmann::json measure_speed(const Run& run, const compile::HostProgram& host,
   calls.timing = run.req.timing;
   calls.distributions = correctness.robustness_distributions;
   calls.offload_candidate_output = check_options.offload_candidate_output;
+  calls.settled_launches = correctness.settled_launches;
   const auto params_before = check::fingerprints(params);
   // Where timing's time goes: the calls themselves (warm-up, L2 flushes and synchronisations
   // included), the inputs drawn for them, the checks, the baselines (0 when reused).
@@ -802,6 +808,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   launch::set_active_module(nullptr, nullptr);
   run.record["host"]["torch_ops"] = host.torch_ops();  // a ModelNew's are known only now
   run.record["host"]["computing_ops"] = host.computing_ops();
+  if (host.backend() == "triton") run.record["compile"]["triton"] = compile::triton_report();
   run.record["context_poisoned"] = context_poisoned;
   run.record["reference_outputs"] = {{"reused", context.reference_outputs.reused() - reused_before},
                                      {"computed", context.reference_outputs.computed() - computed_before}};
@@ -821,6 +828,9 @@ nlohmann::json start_python_ahead(EvalContext& context) {
   nlohmann::json phases;
   try {
     phases["python_start_split"] = timed(phases["python_start"], [] { return compile::start_python(/*with_cuda=*/false); });
+    if (const auto refusal = timed(phases["triton_start"], [] { return compile::start_triton_ahead(problems::cache_dir()); });
+        !refusal.empty())
+      phases["triton_refusal"] = refusal;
   } catch (const std::exception& e) {
     phases = {{"error", e.what()}};
   }

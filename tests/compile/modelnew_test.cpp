@@ -4,6 +4,7 @@
 // extension_build_test.cpp; the fixtures' GPU verdicts: tests/sandbox/modelnew_gpu_test.cpp.
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include "fixtures.h"
@@ -217,8 +218,44 @@ TEST_CASE("what a ModelNew may not do, and what kbench does not run, is decided 
     CHECK(builds.empty());
     ++checked;
   }
-  CHECK(checked >= 9);
+  CHECK(checked >= 8);
   CHECK_FALSE(std::filesystem::exists("/tmp/kbench-modelnew-was-here"));
+}
+
+TEST_CASE("a Triton file is named as such, and refused with the reason where no GPU runs it", "[modelnew][triton]") {
+  // CPU only: what a Triton file gets before Triton could run. Its verdicts on a GPU are
+  // tests/sandbox/triton_gpu_test.cpp's.
+  const auto dir = testing::test_dir() / "fixtures" / "triton";
+  const auto table = testing::read_json_file(dir / "expected.json");
+  int refused = 0;
+  for (const auto& entry : table["submissions"]) {
+    const auto file = dir / entry["file"].get<std::string>();
+    INFO(file);
+    CHECK(compile::imported_backend(file) == "triton");
+    std::vector<compile::ExtensionBuild> builds;
+    try {
+      compile::load_modelnew(file, options_for(entry["level"], entry["problem"], fresh_cache("triton")), builds);
+    } catch (const compile::ModelNewError& e) {
+      INFO(e.what());
+      CHECK(e.kind == compile::ModelNewError::Kind::unsupported);
+      CHECK(std::string(e.what()).find("imports triton, which kbench cannot run here: Triton kernels need a GPU") !=
+            std::string::npos);
+      ++refused;
+    }
+  }
+  CHECK(refused == static_cast<int>(table["submissions"].size()));
+  CHECK(compile::imported_backend(fixture("l1_19_relu.py")) == "cuda");
+  const auto scratch = fresh_cache("triton-imports");
+  std::filesystem::create_directories(scratch);
+  const auto file = scratch / "imports.py";
+  for (const auto& [source, backend] : std::vector<std::pair<std::string, std::string>>{
+           {"import torch, triton\n", "triton"}, {"from triton import jit\n", "triton"},
+           {"def f():\n    import triton.language as tl\n", "triton"}, {"import tritonclient\n", "cuda"},
+           {"# import triton\nx = 'import triton'\n", "cuda"}}) {
+    std::ofstream(file) << source;
+    INFO(source);
+    CHECK(compile::imported_backend(file) == backend);
+  }
 }
 
 TEST_CASE("a ModelNew file whose extensions are all in the cache starts no build pass again", "[modelnew]") {

@@ -13,7 +13,7 @@ namespace {
 // The one-shot example of `kbench prompt`, written to a file a test can evaluate.
 std::string example_from_prompt() {
   const auto prompt = testing::run_kbench("prompt --level 2 --problem 1");
-  const auto example = report::first_cuda_block(prompt);
+  const auto example = report::first_code_block(prompt, "cuda");
   const auto path = (std::filesystem::temp_directory_path() / "kbench-prompt-example.cu").string();
   std::ofstream(path) << example;
   return path;
@@ -27,7 +27,19 @@ TEST_CASE("kbench prompt holds the task, the format, the example and the problem
   CHECK_THAT(prompt, contains_text("kbench.launch("));
   CHECK_THAT(prompt, contains_text("class Model"));
   CHECK_THAT(prompt, contains_text("1_Conv2D_ReLU_BiasAdd"));
-  CHECK_FALSE(report::first_cuda_block(prompt).empty());
+  CHECK_FALSE(report::first_code_block(prompt, "cuda").empty());
+}
+
+TEST_CASE("kbench prompt --backend triton asks for a Triton ModelNew, with a Triton example", "[report]") {
+  const auto prompt = testing::run_kbench("prompt --level 2 --problem 12 --backend triton");
+  CHECK_THAT(prompt, contains_text("custom Triton kernels"));
+  CHECK_THAT(prompt, contains_text("class ModelNew(nn.Module)"));
+  CHECK_THAT(prompt, contains_text("12_Gemm_Multiply_LeakyReLU"));
+  CHECK_THAT(prompt, !contains_text("kbench.launch("));
+  const auto example = report::first_code_block(prompt.substr(prompt.find("A submission for it:")), "python");
+  CHECK_THAT(example, contains_text("@triton.jit"));
+  CHECK_THAT(example, contains_text("class ModelNew"));
+  CHECK(report::first_code_block(prompt, "cuda").empty());
 }
 
 TEST_CASE("the prompt's one-shot example compiles as a submission", "[report]") {
