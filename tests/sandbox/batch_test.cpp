@@ -114,6 +114,7 @@ TEST_CASE("a batch takes KernelBench's ModelNew files beside .cu files, and buil
     if (e.value("before_build", false) && e["problem"] == 19)
       add(fixtures / e["file"].get<std::string>(), e["verdict"], ".py");
   add(fixtures / "cpu" / "relu_cpp.py", "not_checked", ".py");
+  add(testing::test_dir() / "fixtures" / "triton" / "l1_19_relu.py", "unsupported_backend", ".py");  // no GPU runs it
   add(testing::test_dir() / ".." / "level1" / "19_ReLU.cu", "not_checked", ".cu");
   std::ofstream(dir / "helper.py") << "print('not a submission')\n";  // neither matched nor listed
   std::filesystem::copy_file(fixtures / "l1_19_relu.py", dir / "draft.py");  // a ModelNew: listed as unmatched

@@ -85,6 +85,14 @@ std::string error_of(const httplib::Result& r) {
 
 nlohmann::json health(const TestServer& server) { return nlohmann::json::parse(server.client().Get("/v1/health")->body); }
 
+// Waits (5 s at most) until the server counts `open` connections, the health request's own
+// included: connections open and close on the server's side after they do on the client's.
+void wait_for_open_connections(const TestServer& server, size_t open) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (health(server)["connections"]["open"].get<size_t>() != open && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 // Waits (at most 10 s) until the server has `n` evaluations admitted.
 void wait_in_flight(const TestServer& server, size_t n) {
   for (int i = 0; i < 500 && health(server)["queue"]["in_flight"] != n; ++i)
@@ -453,7 +461,9 @@ TEST_CASE("serve: connections over the limits are refused with 429 or 503 and a 
     CHECK_THAT(answer, contains_text("connections are open from 127.0.3.1"));
     CHECK_THAT(answer, contains_text("<closed>"));
   }
+  wait_for_open_connections(server, 4);  // the three held, and the health request's: the fourth is gone
   for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawConnection>(port, "127.0.3.2"));
+  wait_for_open_connections(server, 7);
   RawConnection seventh(port, "127.0.3.3");
   seventh.send(problems);
   const auto answer = seventh.receive(5);
