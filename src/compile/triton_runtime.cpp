@@ -4,7 +4,6 @@
 #include <link.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <regex>
 #include <stdexcept>
 
@@ -44,19 +43,8 @@ State& state() {
   return s;
 }
 
-void write_atomically(const fs::path& target, const std::string& bytes) {
-  auto temporary = target;
-  temporary += ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + temporary.string());
-  }
-  fs::rename(temporary, target);
-}
-
 void require(bool condition, const std::string& what) {
-  if (!condition) throw std::invalid_argument("[kbench:refused] " + what);
+  if (!condition) throw std::invalid_argument(python::kRefusedTag + what);
 }
 
 bool plain_name(const std::string& name) {
@@ -106,7 +94,7 @@ std::string build_module(const std::string& source, const std::string& name, con
   const auto building = s.stubs_dir / ("building-" + dir.filename().string() + "-" + std::to_string(::getpid()));
   fs::remove_all(building);
   fs::create_directories(building);
-  write_atomically(building / (name + ".c"), source);
+  write_file_atomically(building / (name + ".c"), source);
   auto options = child_options();
   options.working_directory = building.string();
   const auto result = run_child(compiler, arguments, options);
@@ -138,7 +126,7 @@ py::tuple assemble(const std::string& ptx, const std::string& arch, const std::v
   fs::create_directories(s.scratch_dir);
   const auto base = s.scratch_dir / ("kernel-" + std::to_string(s.assembles));
   const auto ptx_file = fs::path(base.string() + ".ptx"), cubin_file = fs::path(base.string() + ".cubin");
-  write_atomically(ptx_file, ptx);
+  write_file_atomically(ptx_file, ptx);
   auto arguments = options;
   arguments.insert(arguments.end(), {"--gpu-name=" + arch, ptx_file.string(), "-o", cubin_file.string()});
   const auto result = run_child(s.ptxas, arguments, child_options());
@@ -159,7 +147,7 @@ std::string cache_put(const std::string& directory, const std::string& filename,
               plain_name(dir.filename().string()) && plain_name(filename),
           "Triton's cache entries are written into the file's own cache directory only (" + directory + ")");
   fs::create_directories(dir);
-  write_atomically(dir / filename, std::string(data));
+  write_file_atomically(dir / filename, std::string(data));
   return (dir / filename).string();
 }
 
@@ -229,7 +217,7 @@ std::string prepare(const fs::path& file, const fs::path& cache_dir, const std::
   const std::string check_source = s.support->attr("CHECK_KERNEL").cast<std::string>();
   const auto check_dir = s.root / "check" / content_hash(check_source);
   for (const auto& dir : {kernel_dir, check_dir}) fs::create_directories(dir);
-  if (!fs::exists(check_dir / "kbench_triton_check.py")) write_atomically(check_dir / "kbench_triton_check.py", check_source);
+  if (!fs::exists(check_dir / "kbench_triton_check.py")) write_file_atomically(check_dir / "kbench_triton_check.py", check_source);
   try {
     s.info = nlohmann::json::parse(
         py::module_::import("json").attr("dumps")(s.support->attr("prepare")(kernel_dir.string())).cast<std::string>());
