@@ -17,8 +17,12 @@
 #     build-commands.sh): the binding file with and without the precompiled header, nvcc's phases
 #     (nvcc --time); planning and link from the build's record.
 #  3. 50 distinct ModelNew files (the L1#19 ReLU, each source its own) through --build-only by each
-#     route of BENCH_ROUTES (the fast route's headers ready), on all cores: wall and CPU seconds.
-#  BENCH_SECTIONS (default "1 2 3") names the sections to run; 2 and 3 make the precompiled header
+#     route of BENCH_ROUTES (the fast route's headers ready), on BENCH_CORES cores (default all):
+#     wall and CPU seconds.
+#  4. A lone cold file (L1#19's ReLU), twice each: PyTorch's load_inline (the file run by python3, a
+#     fresh TORCH_EXTENSIONS_DIR), then kbench batch --build-only with every kbench cache empty
+#     (headers to make too); wall and CPU seconds, on all cores.
+#  BENCH_SECTIONS (default "1 2 3 4") names the sections to run; 2 and 3 make the precompiled header
 #  they need if section 1 did not.
 #   scripts/bench/build-bench.sh [build-dir (build-gpu)] [log-dir]
 set -uo pipefail
@@ -27,7 +31,7 @@ BUILD=${1:-build-gpu}
 LOGS=${2:-$(mktemp -d)}
 KB=$PWD/$BUILD/kbench
 THREADS=${BENCH_THREADS:-8}
-wanted() { [[ " ${BENCH_SECTIONS:-1 2 3} " == *" $1 "* ]]; }
+wanted() { [[ " ${BENCH_SECTIONS:-1 2 3 4} " == *" $1 "* ]]; }
 # A cache of the benchmark's own: the user's extensions and headers stay; Python's bytecode is
 # compiled once first (kbench doctor starts kbench's Python), so that no build pays for it.
 export KBENCH_CACHE=$LOGS/cache
@@ -59,7 +63,7 @@ for route in ${BENCH_ROUTES:-pytorch fast}; do
   echo "$route route: $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.0f}')" "$start" "$(date +%s.%N)") s wall"
 done
 python3 - "$LOGS/builds-pytorch.json" "$LOGS/builds-fast.json" "$KBENCH_CACHE/extensions" <<'EOF'
-import glob, json, os, statistics, subprocess, sys, tempfile
+import glob, json, os, re, statistics, subprocess, sys, tempfile
 
 def builds(path):  # a route not run (BENCH_ROUTES) has none
     return json.load(open(path))["builds"] if os.path.exists(path) else []
@@ -77,7 +81,7 @@ def per_file(path):
         files[entry["file"]] = {
             "cpu": sum(e.get("cpu_seconds", 0) for e in built), "wall": sum(e.get("seconds", 0) for e in built),
             "ok": all(e["ok"] for e in extensions), "routes": {e.get("route") for e in built},
-            "pch": [e.get("pch", "") for e in built],
+            "pch": [e.get("pch", "") for e in built], "headers": [e.get("headers", "") for e in built],
             "cuda": any("cuda.cuda.o" in e.get("steps", {}) for e in built),
             "headers_made": [e["steps"]["pch"]["cpu_s"] for e in built if e.get("pch") == "built"]}
     return files
@@ -112,6 +116,15 @@ line("fast, compiled without one (being made, ...)", without)
 made = [cpu for f in fast_ok for cpu in f["headers_made"]]
 if made:
     print(f"  precompiled headers made: {len(made)}, {statistics.median(made):.1f} CPU s each (median)")
+light = [f for f in fast_ok if all(h == "light" for h in f["headers"])]
+print(f"files built against the lighter headers alone: {len(light)} of {len(fast_ok)} "
+      f"({100 * len(light) / max(1, len(fast_ok)):.0f}%)")
+line("fast, lighter headers", light)
+line("fast, PyTorch's headers for some file", [f for f in fast_ok if f not in light])
+for n, f in sorted(after.items()):
+    for h in f.get("headers", []):
+        if h.startswith("full"):
+            print(f"  {n}: {h[:150]}")
 fast_alone = [n for n, f in after.items() if f.get("routes") == {"fast"}]
 print(f"files whose extensions the fast route built alone: {len(fast_alone)} of {len(after)} "
       f"({100 * len(fast_alone) / max(1, len(after)):.0f}%)")
@@ -126,10 +139,12 @@ for n, f in sorted(after.items()):
 def machine_code(obj):
     return subprocess.run(["objdump", "-d", obj], capture_output=True, text=True).stdout.split("\n", 3)[-1]
 
-def section(library):
+def section(library):  # the hash nvcc names a unit's internal symbols after follows its text: masked
     with tempfile.NamedTemporaryFile() as out:
         done = subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", library, out.name])
-        return open(out.name, "rb").read() if done.returncode == 0 else None
+        code = open(out.name, "rb").read() if done.returncode == 0 else None
+    unit = code and re.search(rb"_INTERNAL_([0-9a-f]{8})_", code)
+    return code.replace(unit.group(1), b"########") if unit else code
 
 def entry(record):
     return os.path.join(sys.argv[3], record["key"])
@@ -220,16 +235,40 @@ for i in $(seq 0 49); do
     >"$RUN/level_1_problem_19_sample_${i}_kernel.py"
 done
 TIMEFORMAT="%R %U %S"
+CORES=${BENCH_CORES:-$(nproc)}
 for route in ${BENCH_ROUTES:-pytorch fast}; do
-  echo "== 3. 50 distinct ModelNew files, kbench batch --build-only, $route route (the fast route's headers ready)"
+  echo "== 3. 50 distinct ModelNew files, kbench batch --build-only, $route route (the fast route's headers ready), $CORES cores"
   rm -rf "$KBENCH_CACHE/extensions"
-  { time KBENCH_EXTENSION_BUILD=$route $KB batch "$RUN" --build-only >"$LOGS/fifty-$route.txt" 2>&1; } \
-    2>"$LOGS/fifty-$route.time"
+  { time KBENCH_EXTENSION_BUILD=$route taskset -c "0-$((CORES - 1))" $KB batch "$RUN" --build-only \
+      --compile-threads "$CORES" >"$LOGS/fifty-$route.txt" 2>&1; } 2>"$LOGS/fifty-$route.time"
   cat "$LOGS/fifty-$route.txt"
   read -r wall user sys <"$LOGS/fifty-$route.time"
   python3 -c "
 wall, cpu = $wall, $user + $sys
-print(f'50 files: wall {wall:.1f} s, CPU {cpu:.0f} s ({cpu / 50:.1f} CPU s a file), {cpu / wall:.1f} cores busy on average of $(nproc)')"
+print(f'50 files: wall {wall:.1f} s, CPU {cpu:.0f} s ({cpu / 50:.1f} CPU s a file), {cpu / wall:.1f} cores busy on average of $CORES')"
+done
+fi
+
+if wanted 4; then
+echo "== 4. a lone cold file (L1#19's ReLU), every cache empty, $(nproc) cores"
+LONE=$LOGS/lone
+rm -rf "$LONE" && mkdir -p "$LONE"
+cp tests/fixtures/modelnew/l1_19_relu.py "$LONE/level_1_problem_19_sample_0_kernel.py"
+TIMEFORMAT="%R %U %S"
+report() { read -r wall user sys <"$2"; python3 -c "print(f'  $1: wall {$wall:.1f} s, CPU {$user + $sys:.1f} s')"; }
+for attempt in 1 2; do
+  rm -rf "$LOGS/torch-extensions"
+  { time TORCH_EXTENSIONS_DIR=$LOGS/torch-extensions python3 -c \
+      "import runpy; runpy.run_path('tests/fixtures/modelnew/l1_19_relu.py')" >"$LOGS/lone-torch.log" 2>&1; } 2>"$LOGS/lone.time"
+  report "PyTorch's load_inline (python3 runs the file), attempt $attempt" "$LOGS/lone.time"
+done
+for attempt in 1 2; do
+  rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"
+  { time $KB --json batch "$LONE" --build-only >"$LOGS/lone-kbench.json" 2>&1; } 2>"$LOGS/lone.time"
+  report "kbench batch --build-only, attempt $attempt" "$LOGS/lone.time"
+  python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["builds"][0]["extensions"][0]
+print("    the build:", {k: e.get(k) for k in ("seconds", "cpu_seconds", "headers", "pch")}, {s: v["wall_s"] for s, v in e.get("steps", {}).items()})' \
+    "$LOGS/lone-kbench.json"
 done
 fi
 echo "logs: $LOGS"

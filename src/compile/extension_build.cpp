@@ -2,10 +2,13 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <fcntl.h>
 #include <iterator>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -98,8 +101,10 @@ nlohmann::json ExtensionBuild::to_json() const {
   if (!why.empty()) j["why"] = why;
   if (!adaptations.empty()) j["adaptations"] = adaptations;
   if (!pch.empty()) j["pch"] = pch;
+  if (!headers.empty()) j["headers"] = headers;
   if (!steps.is_null()) j["steps"] = steps;
   if (!log.empty()) j["log"] = log;
+  if (waited_seconds > 0) j["waited_seconds"] = waited_seconds;
   return j;
 }
 
@@ -110,6 +115,13 @@ BuildRoute requested_build_route() {
   if (!value || !*value || std::string(value) == "fast") return BuildRoute::fast;
   if (std::string(value) == "pytorch") return BuildRoute::pytorch;
   throw std::runtime_error("KBENCH_EXTENSION_BUILD is '" + std::string(value) + "': it must be fast or pytorch");
+}
+
+bool light_headers_requested() {
+  const char* value = std::getenv("KBENCH_EXTENSION_HEADERS");
+  if (!value || !*value || std::string(value) == "light") return true;
+  if (std::string(value) == "full") return false;
+  throw std::runtime_error("KBENCH_EXTENSION_HEADERS is '" + std::string(value) + "': it must be light or full");
 }
 
 const std::vector<std::string>& wrapped_launch_functions() {
@@ -158,6 +170,7 @@ nlohmann::json key_material(const ExtensionSpec& spec, const std::string& arch) 
 std::string ExtensionCache::key(const ExtensionSpec& spec, const std::string& arch, BuildRoute route) {
   auto material = key_material(spec, arch);
   material["route"] = route_name(route);
+  if (route == BuildRoute::fast && !light_headers_requested()) material["headers"] = "full";
   return content_hash(material.dump());
 }
 
@@ -177,6 +190,7 @@ std::optional<ExtensionBuild> ExtensionCache::lookup(const std::string& key) con
   b.why = result->value("why", "");
   b.adaptations = result->value("adaptations", std::vector<std::string>{});
   b.pch = result->value("pch", "");
+  b.headers = result->value("headers", "");
   if (result->contains("steps")) b.steps = (*result)["steps"];
   if (b.ok && !std::filesystem::exists(b.library)) return std::nullopt;
   b.from_cache = true;
@@ -204,6 +218,26 @@ BuildProcess run_build_process(const ExtensionCache& cache, const std::string& k
   run.result = read_json(run.scratch / kResultFile);
   return run;
 }
+
+// The cache entry's lock, <cache>/<key>.lock, held while one process builds it: processes that share
+// a cache (a batch's build pass, several machines over a network file system) build each entry once,
+// and the others wait for it. The kernel lets go when the holder exits, however it ends.
+class BuildLock {
+ public:
+  BuildLock(const ExtensionCache& cache, const std::string& key)
+      : fd_(::open((cache.dir() / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~BuildLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing lets go of the lock
+  }
+  BuildLock(const BuildLock&) = delete;
+  BuildLock& operator=(const BuildLock&) = delete;
+
+ private:
+  int fd_;
+};
 }  // namespace
 
 ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache,
@@ -214,11 +248,20 @@ ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arc
     return *hit;
   }
   std::filesystem::create_directories(cache.dir());
+  const auto t0 = std::chrono::steady_clock::now();
+  const BuildLock lock(cache, key);
+  if (auto hit = cache.lookup(key)) {  // built by the process that held the lock
+    hit->name = spec.name;
+    hit->waited_seconds = seconds_since(t0);
+    return *hit;
+  }
   nlohmann::json request = {{"spec", spec.to_json()},
                             {"arch", arch},
                             {"module", "kbench_ext_" + content_hash(key_material(spec, arch).dump()).substr(0, 16)},
                             {"route", route_name(route)},
-                            {"pch_dir", (problems::cache_dir() / "extension-pch").string()}};
+                            {"pch_dir", (problems::cache_dir() / "extension-pch").string()},
+                            {"headers_dir", (problems::cache_dir() / "extension-headers").string()},
+                            {"light_headers", light_headers_requested()}};
   if (route == BuildRoute::pytorch) request["why"] = "asked for (KBENCH_EXTENSION_BUILD=pytorch)";
   auto run = run_build_process(cache, key, request);
   double cpu_seconds = run.child.cpu_seconds, seconds = 0;
@@ -279,14 +322,17 @@ int run_extension_build(std::istream& request_stream) {
         result["fallback"] = plan["fallback"];  // build_extension starts PyTorch's build in a fresh process
       } else {
         if (!plan.at("adaptations").empty()) result["adaptations"] = plan["adaptations"];
-        const auto built = run_planned_build(plan, directory, request.at("pch_dir").get<std::string>());
+        const auto built = run_planned_build(
+            plan, directory,
+            {request.at("pch_dir").get<std::string>(), request.at("headers_dir").get<std::string>(), request.at("light_headers")});
         std::ofstream commands(directory / kCommandsFile);
         commands << "# What kbench's fast route ran, in this directory: PyTorch's plan (build.ninja) with the changes "
-                    "kbench-build.json lists (adaptations, pch). Sources are named as they were built, in the scratch "
+                    "kbench-build.json lists (adaptations, headers, pch). Sources are named as they were built, in the scratch "
                     "directory that then became this one.\n";
         for (const auto& command : built.commands) commands << command << "\n";
         result["steps"].update(built.steps);
         result["pch"] = built.pch;
+        result["headers"] = built.headers;
         const auto built_module = std::filesystem::path(plan.at("library").get<std::string>()).stem().string();
         result["module"] = built_module;
         log = built.ok ? support.attr("load_built")(directory.string(), built_module).cast<std::string>() : built.log;

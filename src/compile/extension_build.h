@@ -37,6 +37,10 @@ const char* route_name(BuildRoute route);
 // $KBENCH_EXTENSION_BUILD: "fast" (the default when unset) or "pytorch"; throws std::runtime_error
 // on anything else.
 BuildRoute requested_build_route();
+// $KBENCH_EXTENSION_HEADERS: "light" (the default when unset: the fast route compiles against the
+// lighter torch/extension.h first) or "full" (PyTorch's own alone, e.g. to compare the two); throws
+// std::runtime_error on anything else. Part of the cache key when "full".
+bool light_headers_requested();
 
 struct ExtensionBuild {
   std::string name;  // the submission's
@@ -45,6 +49,7 @@ struct ExtensionBuild {
   bool from_cache = false;
   double seconds = 0;             // the build's wall time (when it was built)
   double cpu_seconds = 0;         // its CPU time: the build process and the compilers it ran
+  double waited_seconds = 0;      // how long it waited for another process building it into the cache
   std::string log;                // the compiler's output, when the build failed
   std::string module;             // the Python module it was built as
   std::filesystem::path library;  // the .so, when it built
@@ -52,7 +57,8 @@ struct ExtensionBuild {
   std::string why;                // why the pytorch route built it
   std::vector<std::string> adaptations;  // what kbench changed in PyTorch's plan to build here, and why
   std::string pch;                // the fast route's precompiled torch/extension.h: "used", "built", or why not
-  nlohmann::json steps;           // wall and CPU seconds per step ("plan", "pch", each object, "link")
+  std::string headers;            // the fast route's: "light" (the lighter torch/extension.h), or "full: " and why
+  nlohmann::json steps;           // wall and CPU seconds per step ("plan", headers made, each object, "link")
 
   nlohmann::json to_json() const;
 };
@@ -84,8 +90,9 @@ class ExtensionCache {
   std::filesystem::path dir_;
 };
 
-// The extension from the cache, or built now in a child process. Two processes building the same
-// extension at once both build; the first to finish is kept.
+// The extension from the cache, or built now in a child process. Of processes that want the same
+// extension at once (sharing the cache on one machine or over a network file system that supports
+// flock), one builds it and the others wait for its result.
 ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache,
                                BuildRoute route);
 

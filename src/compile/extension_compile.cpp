@@ -21,6 +21,18 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kBindingInclude = "#include <torch/extension.h>";
 
+// The lighter torch/extension.h that a build tries first, made of PyTorch's own narrower headers:
+// torch/types.h declares what load_inline sources mostly use (torch::Tensor, the factories, data_ptr,
+// TORCH_CHECK, AT_DISPATCH_*); the C++ one adds the pybind11 casters and wrap_pybind_function that
+// the binding file needs. What else the full header brings (torch::nn, optim, jit, data, ...) a source
+// that uses it gets by the compiler's error and the full header's second try.
+constexpr const char* kLightCudaHeader =
+    "// kbench's lighter torch/extension.h for CUDA sources (README: How a ModelNew extension is built)\n"
+    "#pragma once\n#include <torch/types.h>\n";
+constexpr const char* kLightCxxHeader =
+    "// kbench's lighter torch/extension.h for C++ sources (README: How a ModelNew extension is built)\n"
+    "#pragma once\n#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\n#include <torch/csrc/Exceptions.h>\n";
+
 // Flags as torch hands them to ninja: shell fragments ("-isystem /x", "'-fPIC'"), joined by spaces.
 std::string joined(const nlohmann::json& flags, const std::string& leave_out_prefix = "") {
   std::string out;
@@ -62,28 +74,48 @@ bool begins_with_binding_include(const std::filesystem::path& source) {
   return first == kBindingInclude;
 }
 
-// The precompiled torch/extension.h for the binding file's flags, in <pch_root>/<key>/torch/ beside
-// a link to the header itself (g++ opens the header where it found the .gch when a file includes it
-// again, and then #pragma once skips it). Its key is the compiler (and its version), the flags but
-// the module's name (which the header never reads) and the header's path and time. One build at a
-// time makes it; a build that finds it being made compiles without it rather than wait. A failed one
-// is kept, with its log, and not retried.
+// The lighter headers' include directories, <headers_root>/<hash of both>/{cuda,cxx}/, each with its
+// torch/extension.h, written by the first build that needs them.
+struct LightHeaders {
+  std::filesystem::path cuda_dir, cxx_dir;
+};
+
+LightHeaders light_headers(const std::filesystem::path& headers_root) {
+  const auto dir = headers_root / content_hash(std::string(kLightCudaHeader) + kLightCxxHeader).substr(0, 16);
+  const LightHeaders light{dir / "cuda", dir / "cxx"};
+  for (const auto& [include_dir, text] : {std::pair{light.cuda_dir, kLightCudaHeader}, std::pair{light.cxx_dir, kLightCxxHeader}}) {
+    const auto header = include_dir / "torch" / "extension.h";
+    if (std::filesystem::exists(header)) continue;
+    std::filesystem::create_directories(header.parent_path());
+    write_file_atomically(header, text);
+  }
+  return light;
+}
+
+// A precompiled torch/extension.h (PyTorch's or the lighter one) for the binding file's flags, in
+// <pch_root>/<key>/torch/ beside a link to the header itself (g++ opens the header where it found the
+// .gch when a file includes it again, and then #pragma once skips it). Its key is the compiler (and
+// its version), the flags but the module's name (which the header never reads), the header's path
+// and content, and the path and time of PyTorch's own (its version). One build at a time makes it; a
+// build that finds it being made compiles without it rather than wait. A failed one is kept, with
+// its log, and not retried.
 struct PrecompiledHeader {
   std::filesystem::path include_dir;  // empty: none to use
   std::string note;
   nlohmann::json build_times;  // when this build made it
 };
 
-PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::filesystem::path& pch_root) {
+PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::filesystem::path& header,
+                                     const std::filesystem::path& pch_root) {
   const std::string cxx = plan.at("cxx");
   const auto flags = joined(plan.at("cflags"), "-DTORCH_EXTENSION_NAME=");
-  const auto header = std::filesystem::path(plan.at("torch_include").get<std::string>()) / "torch" / "extension.h";
+  const auto torch_header = std::filesystem::path(plan.at("torch_include").get<std::string>()) / "torch" / "extension.h";
   std::error_code no_time;
-  const auto header_time = std::filesystem::last_write_time(header, no_time).time_since_epoch().count();
+  const auto torch_time = std::filesystem::last_write_time(torch_header, no_time).time_since_epoch().count();
   std::filesystem::create_directories(pch_root);
   const auto version = run_shell(cxx + " --version", pch_root);
   const auto key = content_hash(cxx + "\n" + version.output + "\n" + flags + "\n" + header.string() + "\n" +
-                                std::to_string(header_time));
+                                file_bytes(header) + "\n" + torch_header.string() + "\n" + std::to_string(torch_time));
   const auto dir = pch_root / key, made_here = pch_root / (key + ".tmp." + std::to_string(::getpid()));
   const auto failed = dir / "failed.log";
   const auto present = [&] {
@@ -126,36 +158,80 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
 
 struct Step {
   Ran compiled;
-  PrecompiledHeader pch;  // the binding file's: its note says what became of it
+  PrecompiledHeader pch;                           // the binding file's: its note says what became of it
+  std::string headers;                             // "light", or "full: " and why
+  nlohmann::json times = nlohmann::json::object();  // of what else it ran: headers made, a failed light try
 };
 
-// Compiles one source as ninja's compile or cuda_compile rule would (without a dependency file).
+// One compile against one torch/extension.h: the one in `include_dir`, searched after the user's -I
+// directories and before torch's -isystem ones, or torch's own (`include_dir` empty). The binding
+// file's from its precompiled header where there is one; a header g++ cannot use is a warning (never
+// an error, whatever -Werror the flags hold) that says why.
+Step compile_against(const std::string& command, const std::filesystem::path& directory,
+                     const std::filesystem::path& include_dir, bool binding, const nlohmann::json& plan,
+                     const std::filesystem::path& pch_root) {
+  Step step;
+  auto search = include_dir;
+  std::string pch_flags;
+  if (binding) {
+    const auto header = include_dir.empty()
+                            ? std::filesystem::path(plan.at("torch_include").get<std::string>()) / "torch" / "extension.h"
+                            : include_dir / "torch" / "extension.h";
+    step.pch = precompiled_header(plan, header, pch_root);
+    if (!step.pch.build_times.is_null())
+      step.times[include_dir.empty() ? "pch" : "pch (light headers)"] = step.pch.build_times;
+    if (!step.pch.include_dir.empty()) search = step.pch.include_dir, pch_flags = " -Winvalid-pch -Wno-error=invalid-pch";
+  }
+  step.compiled = run_shell(command + (search.empty() ? "" : " -I" + quoted(search.string())) + pch_flags, directory);
+  if (const auto at = step.compiled.output.find("extension.h.gch: not used because"); at != std::string::npos) {
+    const auto start = step.compiled.output.rfind('\n', at) + 1;
+    step.pch.note = "rejected by the compiler: " + step.compiled.output.substr(start, step.compiled.output.find('\n', at) - start);
+  }
+  return step;
+}
+
+// The compiler's first error line (what the lighter headers lacked, most often).
+std::string first_error(const std::string& output) {
+  const auto at = output.find("error:");
+  if (at == std::string::npos) return "the compiler failed without an error line";
+  const auto start = output.rfind('\n', at) + 1;
+  return output.substr(start, std::min<size_t>(output.find('\n', at) - start, 300));
+}
+
+// Compiles one source as ninja's compile or cuda_compile rule would (without a dependency file):
+// against the lighter headers first, and again against PyTorch's own on any compiler error. The
+// compiler decides which it needs; kbench reads no C++.
 Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const std::filesystem::path& directory,
-                  const std::filesystem::path& pch_root) {
+                  const BuildCaches& caches) {
   const std::string source = step.at("source"), object = step.at("object");
   const auto io = " -c " + quoted(source) + " -o " + quoted(object);
-  if (step.at("nvcc").get<bool>())
-    return {run_shell(plan.at("nvcc").get<std::string>() + " " + joined(plan.at("cuda_cflags")) + io, directory), {}};
-  const auto command = plan.at("cxx").get<std::string>() + " " + joined(plan.at("cflags")) + io;
-  if (!begins_with_binding_include(source))
-    return {run_shell(command, directory),
-            {{}, "not used: " + source + " does not begin with " + kBindingInclude, nullptr}};
-  if (!plan.at("own_includes").empty())
-    return {run_shell(command, directory),
-            {{}, "not used: the submission's own include flags (" + joined(plan.at("own_includes")) +
-                     ") could bring headers that torch/extension.h includes",
-             nullptr}};
-  auto pch = precompiled_header(plan, pch_root);
-  if (pch.include_dir.empty()) return {run_shell(command, directory), pch};
-  // Searched after the user's -I directories and before torch's -isystem ones. A header g++
-  // cannot use is a warning (never an error, whatever -Werror the flags hold) that says why.
-  auto ran = run_shell(command + " -I" + quoted(pch.include_dir.string()) + " -Winvalid-pch -Wno-error=invalid-pch",
-                       directory);
-  if (const auto at = ran.output.find("extension.h.gch: not used because"); at != std::string::npos) {
-    const auto start = ran.output.rfind('\n', at) + 1;
-    pch.note = "rejected by the compiler: " + ran.output.substr(start, ran.output.find('\n', at) - start);
+  const bool nvcc = step.at("nvcc").get<bool>();
+  const auto command = nvcc ? plan.at("nvcc").get<std::string>() + " " + joined(plan.at("cuda_cflags")) + io
+                            : plan.at("cxx").get<std::string>() + " " + joined(plan.at("cflags")) + io;
+  const bool binding = !nvcc && begins_with_binding_include(source);
+  if (!plan.at("own_includes").empty()) {
+    const auto why = "the submission's own include flags (" + joined(plan.at("own_includes")) +
+                     ") could bring headers that torch/extension.h includes";
+    return {run_shell(command, directory), {{}, "not used: " + why, nullptr}, "full: " + why};
   }
-  return {ran, pch};
+  Step compiled;
+  if (!caches.try_light_headers) {
+    compiled = compile_against(command, directory, {}, binding, plan, caches.pch_root);
+    compiled.headers = "full: asked for (KBENCH_EXTENSION_HEADERS=full)";
+  } else {
+    const auto light = light_headers(caches.headers_root);
+    compiled = compile_against(command, directory, nvcc ? light.cuda_dir : light.cxx_dir, binding, plan, caches.pch_root);
+    compiled.headers = "light";
+    if (!compiled.compiled.ok) {
+      auto full = compile_against(command, directory, {}, binding, plan, caches.pch_root);
+      full.headers = "full: the lighter headers failed: " + first_error(compiled.compiled.output);
+      full.times.update(compiled.times);
+      full.times[object + " (light headers, failed)"] = compiled.compiled.times();
+      compiled = std::move(full);
+    }
+  }
+  if (!nvcc && !binding) compiled.pch.note = "not used: " + source + " does not begin with " + kBindingInclude;
+  return compiled;
 }
 
 std::string failure(const std::string& target, const Ran& ran) {
@@ -171,7 +247,7 @@ void remove_tree(const std::filesystem::path& dir) {
 }
 
 PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::filesystem::path& directory,
-                                     const std::filesystem::path& pch_root) {
+                                     const BuildCaches& caches) {
   PlannedBuildResult result;
   result.steps = nlohmann::json::object();
   // As ninja -j: one compiler at a time only when MAX_JOBS says 1 (kbench batch's build pass does).
@@ -179,16 +255,18 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
   const auto launch = jobs && std::string(jobs) == "1" ? std::launch::deferred : std::launch::async;
   std::vector<std::future<Step>> compiles;
   for (const auto& step : plan.at("steps"))
-    compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, pch_root); }));
+    compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches); }));
   std::string objects;
   result.pch = "not used: no C++ file";
+  result.headers = "light";
   for (size_t i = 0; i < compiles.size(); ++i) {
     const auto step = compiles[i].get();
     const std::string object = plan.at("steps")[i].at("object");
     result.steps[object] = step.compiled.times();
     result.commands.push_back(step.compiled.command);
     if (!step.pch.note.empty()) result.pch = step.pch.note;
-    if (!step.pch.build_times.is_null()) result.steps["pch"] = step.pch.build_times;
+    result.steps.update(step.times);
+    if (result.headers == "light") result.headers = step.headers;
     objects += " " + quoted(object);
     if (!step.compiled.ok && result.log.empty()) result.log = failure(object, step.compiled);
   }

@@ -1,5 +1,6 @@
 #include "sandbox/compile_ahead.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -21,9 +22,9 @@ namespace kbench::sandbox {
 namespace {
 
 // A ModelNew's build pass: a child process imports it and constructs ModelNew on the CPU, so that
-// its extensions are in the cache before a GPU needs them. One compiler job each, since every core
-// runs one; no GPU. Returns the records of the builds it asked for.
-nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare) {
+// its extensions are in the cache before a GPU needs them; no GPU. `jobs` compilers at once (its
+// MAX_JOBS, unless the user's environment sets one). Returns the records of the builds it asked for.
+nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare, int jobs) {
   compile::ChildOptions options;
   bool jobs_given = false;
   for (char** entry = environ; *entry; ++entry) {
@@ -33,7 +34,7 @@ nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const Prepar
     options.environment.push_back(e);
   }
   options.environment.push_back("CUDA_VISIBLE_DEVICES=");
-  if (!jobs_given) options.environment.push_back("MAX_JOBS=1");
+  if (!jobs_given) options.environment.push_back("MAX_JOBS=" + std::to_string(jobs));
   options.timeout_s = prepare.build_timeout_s;
   options.own_process_group = true;
   static std::atomic<int> passes{0};
@@ -62,6 +63,7 @@ std::filesystem::path prebuild_memo(const std::filesystem::path& file, const Pre
                                    {"problem", compile::file_bytes(prepare.problem_source)},
                                    {"arch", prepare.compile.arch},
                                    {"route", compile::route_name(compile::requested_build_route())},
+                                   {"light_headers", compile::light_headers_requested()},
                                    {"kbench", KBENCH_VERSION},
                                    {"libtorch", problems::libtorch_version()}};
   return problems::cache_dir() / "prebuild" / (compile::content_hash(material.dump()) + ".json");
@@ -133,12 +135,17 @@ void CompileAhead::run() {
   const compile::CompileCache cache(problems::cache_dir() / "compile");
   for (;;) {
     Task task;
+    int jobs = 1;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [&] { return !tasks_.empty() || stopping_; });
       if (tasks_.empty()) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      // The cores shared among the files being built and those waiting: one compiler each while
+      // there are as many files as threads, a file's C++ and CUDA compiles side by side when fewer.
+      jobs = std::max(1, threads() / (busy_ + 1 + static_cast<int>(tasks_.size())));
+      ++busy_;
     }
     nlohmann::json builds;
     try {
@@ -148,7 +155,7 @@ void CompileAhead::run() {
           if (auto remembered = builds_from_memo(memo)) {
             builds = std::move(*remembered);
           } else {
-            builds = prebuild_modelnew(task.submission, task.options);
+            builds = prebuild_modelnew(task.submission, task.options, jobs);
             remember_prebuild(memo, builds);
           }
         }
@@ -159,6 +166,10 @@ void CompileAhead::run() {
       }
     } catch (const std::exception&) {
       // A malformed or unreadable file: its worker reports the verdict.
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --busy_;
     }
     if (task.done) task.done();
     task.compiled.set_value(std::move(builds));

@@ -58,6 +58,7 @@ class CompileAhead {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Task> tasks_;
+  int busy_ = 0;  // tasks being compiled
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -1,11 +1,15 @@
 // The two routes of a ModelNew extension build (compile/extension_build.h) on the CPU: kbench's fast
-// route compiles what PyTorch's own build compiles, to the same bytes; a CUDA extension builds and
-// loads without a GPU on the documented CPU setup (Debian's PyTorch 1.13, CUDA 13), where PyTorch's
-// own build cannot (its plan is adapted, and the record says how); failures and the fallback.
+// route compiles what PyTorch's own build compiles, to the same bytes; against the lighter headers,
+// to the same device code, and against PyTorch's own where a file needs more; a CUDA extension builds
+// and loads without a GPU on the documented CPU setup (Debian's PyTorch 1.13, CUDA 13), where
+// PyTorch's own build cannot (its plan is adapted, and the record says how); processes that share a
+// cache build an extension once; failures and the fallback.
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <regex>
 
 #include "fixtures.h"
 #include "compile/extension_build.h"
@@ -26,6 +30,23 @@ compile::ExtensionCache fresh_cache(const std::string& name) {
 std::string bytes_of(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A library's device code: its .nv_fatbin section (the cubins nvcc embedded), as objcopy copies it,
+// with the hash nvcc names the translation unit's internal symbols after (`_INTERNAL_<8 hex>_...`,
+// `_GLOBAL__N__<8 hex>_...`) masked: it follows the unit's text, headers included.
+std::string device_code(const std::filesystem::path& library) {
+  const auto out = std::filesystem::temp_directory_path() / ("kbench-fatbin-" + library.stem().string());
+  const auto command = "objcopy -O binary --only-section=.nv_fatbin '" + library.string() + "' '" + out.string() + "'";
+  if (std::system(command.c_str()) != 0) return "";
+  auto bytes = bytes_of(out);
+  std::filesystem::remove(out);
+  std::smatch unit;
+  if (std::regex_search(bytes, unit, std::regex("_INTERNAL_([0-9a-f]{8})_"))) {
+    const auto hash = unit[1].str();
+    for (auto at = bytes.find(hash); at != std::string::npos; at = bytes.find(hash, at)) bytes.replace(at, hash.size(), "########");
+  }
+  return bytes;
 }
 
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
@@ -53,10 +74,14 @@ TEST_CASE("kbench's fast route compiles and links what PyTorch's own build does,
   spec.cpp_sources = {"#include <torch/extension.h>\ntorch::Tensor negate(torch::Tensor x) { return -x; }"};
   spec.functions = {"negate"};
   const auto cache = fresh_cache("routes");
+  // PyTorch's own torch/extension.h, as PyTorch's build reads it (the lighter one: the test below).
+  ::setenv("KBENCH_EXTENSION_HEADERS", "full", 1);
   const auto fast = compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::fast);
+  ::unsetenv("KBENCH_EXTENSION_HEADERS");
   INFO(fast.log);
   REQUIRE(fast.ok);
   CHECK(fast.route == "fast");
+  CHECK(fast.headers == "full: asked for (KBENCH_EXTENSION_HEADERS=full)");
   CHECK(fast.why.empty());
   CHECK(fast.adaptations.empty());  // a C++ extension: PyTorch's plan as it is
   CHECK((fast.pch == "built" || fast.pch == "used"));
@@ -109,6 +134,18 @@ torch::Tensor relu_cuda(torch::Tensor x) {
     CHECK(mentions(built.adaptations, "kbench passes -std=c++17"));
     CHECK(mentions(built.adaptations, "kbench links without -ltorch_cuda"));
   }
+  CHECK(built.headers == "light");
+  CHECK((built.pch == "built" || built.pch == "used"));  // the lighter binding header's
+  // Against PyTorch's own torch/extension.h: the same device code (the kernels' cubins, byte for byte).
+  ::setenv("KBENCH_EXTENSION_HEADERS", "full", 1);
+  const auto full = compile::build_extension(spec, "sm_90a", fresh_cache("cuda-full"), compile::BuildRoute::fast);
+  ::unsetenv("KBENCH_EXTENSION_HEADERS");
+  INFO(full.log);
+  REQUIRE(full.ok);
+  CHECK(full.key != built.key);
+  const auto light_cubins = device_code(built.library), full_cubins = device_code(full.library);
+  CHECK(light_cubins.find("_Z11relu_kernelPKfPfl") != std::string::npos);
+  CHECK(light_cubins == full_cubins);
   // Its functions are there: the module's entry point and the C++ function it binds (calling them
   // needs a GPU).
   void* library = ::dlopen(built.library.c_str(), RTLD_LAZY | RTLD_LOCAL);
@@ -145,4 +182,70 @@ TEST_CASE("a build the fast route cannot take is PyTorch's, and the record says 
   CHECK(built.why.find("torch's load_inline failed before its build (ValueError: Unknown CUDA arch (no_such_arch)") == 0);
   CHECK(built.log.find("Unknown CUDA arch (no_such_arch)") != std::string::npos);
   CHECK(built.cpu_seconds > 0);  // both build processes
+}
+
+TEST_CASE("a file compiles against the lighter headers, and one that needs more against PyTorch's own", "[modelnew]") {
+  const auto cache = fresh_cache("headers");
+  compile::ExtensionSpec light;
+  light.name = "negate";
+  light.cpp_sources = {"torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return -x; }"};
+  light.functions = {"negate"};
+  const auto built = compile::build_extension(light, "sm_90a", cache, compile::BuildRoute::fast);
+  INFO(built.log);
+  REQUIRE(built.ok);
+  CHECK(built.headers == "light");
+  // The precompiled headers are $KBENCH_CACHE's, which an earlier test may have filled: the lighter
+  // one was made here, or found.
+  CHECK((built.pch == "built") == built.steps.contains("pch (light headers)"));
+  CHECK((built.pch == "built" || built.pch == "used"));
+  CHECK_FALSE(built.steps.contains("pch"));
+  CHECK(built.to_json()["headers"] == "light");
+
+  // torch::nn is not in the lighter headers: the compiler's error, then PyTorch's own header.
+  compile::ExtensionSpec more;
+  more.name = "gelu";
+  more.cpp_sources = {"torch::Tensor gelu(torch::Tensor x) { return torch::nn::functional::gelu(x); }"};
+  more.functions = {"gelu"};
+  const auto fell_back = compile::build_extension(more, "sm_90a", cache, compile::BuildRoute::fast);
+  INFO(fell_back.log);
+  REQUIRE(fell_back.ok);
+  INFO(fell_back.headers);
+  CHECK(fell_back.headers.rfind("full: the lighter headers failed: ", 0) == 0);
+  CHECK(fell_back.headers.find("error:") != std::string::npos);  // the compiler's own line
+  CHECK(fell_back.steps.contains("main.o (light headers, failed)"));
+  CHECK(fell_back.steps.contains("main.o"));
+  void* library = ::dlopen(fell_back.library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  INFO((library ? "" : ::dlerror()));
+  REQUIRE(library);
+  CHECK(::dlsym(library, ("PyInit_" + fell_back.module).c_str()));
+  ::dlclose(library);
+
+  ::setenv("KBENCH_EXTENSION_HEADERS", "lighter", 1);
+  CHECK_THROWS_WITH(compile::light_headers_requested(), contains_text("it must be light or full"));
+  ::unsetenv("KBENCH_EXTENSION_HEADERS");
+}
+
+TEST_CASE("processes that share a cache build an extension once, and the others wait for it", "[modelnew]") {
+  // Two builds of one extension at once (two threads here: flock's locks are per open file, so they
+  // exclude each other as two processes, or two machines on a network file system, do).
+  compile::ExtensionSpec spec;
+  spec.name = "twice";
+  spec.cpp_sources = {"torch::Tensor twice(torch::Tensor x) { return x * 2; }"};
+  spec.functions = {"twice"};
+  const auto cache = fresh_cache("shared");
+  auto build = [&] { return compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::fast); };
+  auto first = std::async(std::launch::async, build), second = std::async(std::launch::async, build);
+  const compile::ExtensionBuild builds[] = {first.get(), second.get()};
+  for (const auto& b : builds) {
+    INFO(b.log);
+    REQUIRE(b.ok);
+    CHECK(b.key == builds[0].key);
+  }
+  CHECK(builds[0].from_cache != builds[1].from_cache);  // one built it, the other found it
+  const auto& waited = builds[0].from_cache ? builds[0] : builds[1];
+  CHECK(waited.waited_seconds > 1);  // a build takes seconds: it waited for it
+  CHECK(waited.to_json()["waited_seconds"] == waited.waited_seconds);
+  // Nothing half-made left beside the entry.
+  for (const auto& entry : std::filesystem::directory_iterator(cache.dir()))
+    CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
 }

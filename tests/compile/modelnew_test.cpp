@@ -1,10 +1,13 @@
 // KernelBench's ModelNew format on the CPU: recognising the files, the extension cache's keys, hits
 // and misses, a C++-only extension built and called, and the verdicts decided before anything is
-// built or runs on a GPU (tests/fixtures/modelnew/expected.json). A CUDA extension built without a GPU:
+// built or runs on a GPU (tests/fixtures/modelnew/expected.json), and build-only batches that share one
+// cache (README's two-stage run). A CUDA extension built without a GPU:
 // extension_build_test.cpp; the fixtures' GPU verdicts: tests/sandbox/modelnew_gpu_test.cpp.
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
+#include <iterator>
 #include <thread>
 
 #include "fixtures.h"
@@ -294,6 +297,54 @@ TEST_CASE("a ModelNew file whose extensions are all in the cache starts no build
   const auto gone = submit(no_process);
   INFO(gone.dump());
   CHECK_FALSE(gone.is_array());  // the pass had to start a process, and could not
+  if (kept) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
+  else ::unsetenv("KBENCH_CACHE");
+}
+
+TEST_CASE("build-only batches that share a cache build each extension once, and evaluation finds them built",
+          "[modelnew]") {
+  // README's two-stage run: build-only batches (the CPU nodes' Slurm array) fill one KBENCH_CACHE at
+  // the same time, then the evaluation (the GPU job) finds every extension there. Two files that ask
+  // for the same extension, and two batches over them at once: four build passes want it.
+  const auto cache = fresh_cache("shared-cache");
+  const auto dir = cache / "submissions";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(fixture("cpu/relu_cpp.py"));
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (int sample = 0; sample < 2; ++sample)  // distinct files (batch evaluates identical ones once)
+    std::ofstream(dir / ("level_1_problem_19_sample_" + std::to_string(sample) + "_kernel.py"))
+        << "# sample " << sample << "\n" << source;
+  const char* kept = std::getenv("KBENCH_CACHE");
+  const std::string kept_cache = kept ? kept : "";
+  ::setenv("KBENCH_CACHE", (cache / "kbench").c_str(), 1);
+  const auto build_only = "--json batch '" + dir.string() + "' --build-only --compile-threads 2";
+  auto first = std::async(std::launch::async, [&] { return testing::run_kbench(build_only); });
+  auto second = std::async(std::launch::async, [&] { return testing::run_kbench(build_only); });
+  int built = 0, found = 0;
+  for (const auto& out : {first.get(), second.get()}) {
+    INFO(out);
+    const auto summary = nlohmann::json::parse(out);
+    REQUIRE(summary["builds"].size() == 2);
+    for (const auto& file : summary["builds"]) {
+      REQUIRE(file["extensions"].is_array());
+      for (const auto& e : file["extensions"]) {
+        CHECK(e["ok"] == true);
+        (e["from_cache"] == true ? found : built) += 1;
+      }
+    }
+  }
+  CHECK(built == 1);
+  CHECK(found == 3);
+  for (const auto& entry : std::filesystem::directory_iterator(cache / "kbench" / "extensions"))
+    CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);  // nothing half-made
+
+  // The evaluation's worker imports the file and finds its extension built.
+  const auto record = nlohmann::json::parse(testing::run_kbench(
+      "--json eval '" + (dir / "level_1_problem_19_sample_0_kernel.py").string() + "' --level 1 --problem 19 --compile-only"));
+  INFO(record.dump());
+  REQUIRE(record["compile"]["extensions"].size() == 1);
+  CHECK(record["compile"]["extensions"][0]["from_cache"] == true);
+  CHECK(record["verdict"] == "not_checked");
   if (kept) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
   else ::unsetenv("KBENCH_CACHE");
 }
