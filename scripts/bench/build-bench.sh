@@ -19,9 +19,9 @@
 #  3. 50 distinct ModelNew files (the L1#19 ReLU, each source its own) through --build-only by each
 #     route of BENCH_ROUTES (the fast route's headers ready), on BENCH_CORES cores (default all):
 #     wall and CPU seconds.
-#  4. A lone cold file (L1#19's ReLU), twice each: PyTorch's load_inline (the file run by python3, a
-#     fresh TORCH_EXTENSIONS_DIR), then kbench batch --build-only with every kbench cache empty
-#     (headers to make too); wall and CPU seconds, on all cores.
+#  4. A lone cold file (L1#19's ReLU), BENCH_ATTEMPTS times each (default 2): PyTorch's load_inline (the file run by python3, a
+#     fresh TORCH_EXTENSIONS_DIR), then kbench batch --build-only and kbench eval (on a GPU), each
+#     with every kbench build cache empty (headers to make too); wall and CPU seconds, on all cores.
 #  BENCH_SECTIONS (default "1 2 3 4") names the sections to run; 2 and 3 make the precompiled header
 #  they need if section 1 did not.
 #   scripts/bench/build-bench.sh [build-dir (build-gpu)] [log-dir]
@@ -32,6 +32,12 @@ LOGS=${2:-$(mktemp -d)}
 KB=$PWD/$BUILD/kbench
 THREADS=${BENCH_THREADS:-8}
 wanted() { [[ " ${BENCH_SECTIONS:-1 2 3 4} " == *" $1 "* ]]; }
+# A directory of its own holding L1#19's ReLU ModelNew alone, under a name kbench batch reads.
+relu_alone() {
+  rm -rf "$1" && mkdir -p "$1"
+  cp tests/fixtures/modelnew/l1_19_relu.py "$1/level_1_problem_19_sample_0_kernel.py"
+  echo "$1"
+}
 # A cache of the benchmark's own: the user's extensions and headers stay; Python's bytecode is
 # compiled once first (kbench doctor starts kbench's Python), so that no build pays for it.
 export KBENCH_CACHE=$LOGS/cache
@@ -83,7 +89,7 @@ def per_file(path):
             "ok": all(e["ok"] for e in extensions), "routes": {e.get("route") for e in built},
             "pch": [e.get("pch", "") for e in built], "headers": [e.get("headers", "") for e in built],
             "cuda": any("cuda.cuda.o" in e.get("steps", {}) for e in built),
-            "headers_made": [e["steps"]["pch"]["cpu_s"] for e in built if e.get("pch") == "built"]}
+            "headers_made": [t["cpu_s"] for e in built for step, t in e.get("steps", {}).items() if step.startswith("pch")]}
     return files
 
 def line(label, rows):
@@ -180,9 +186,7 @@ fi
 
 if wanted 2; then
 echo "== 2. where the time goes: L1#19's ReLU (tests/fixtures/modelnew/l1_19_relu.py), its build's own commands"
-ONE=$LOGS/one
-rm -rf "$ONE" && mkdir -p "$ONE"
-cp tests/fixtures/modelnew/l1_19_relu.py "$ONE/level_1_problem_19_sample_0_kernel.py"
+ONE=$(relu_alone "$LOGS/one")
 $KB --json batch "$ONE" --build-only >"$LOGS/one.json" 2>"$LOGS/one.err"
 # Section 1 built this file already, maybe while its precompiled header was still being made: then
 # its recorded commands have no header to measure with. Built again, it finds the header ready.
@@ -251,24 +255,33 @@ fi
 
 if wanted 4; then
 echo "== 4. a lone cold file (L1#19's ReLU), every cache empty, $(nproc) cores"
-LONE=$LOGS/lone
-rm -rf "$LONE" && mkdir -p "$LONE"
-cp tests/fixtures/modelnew/l1_19_relu.py "$LONE/level_1_problem_19_sample_0_kernel.py"
+LONE=$(relu_alone "$LOGS/lone")
 TIMEFORMAT="%R %U %S"
-report() { read -r wall user sys <"$2"; python3 -c "print(f'  $1: wall {$wall:.1f} s, CPU {$user + $sys:.1f} s')"; }
-for attempt in 1 2; do
+report() { read -r wall user sys <"$2"; python3 -c 'import sys; print(f"  {sys.argv[1]}: wall {float(sys.argv[2]):.1f} s, CPU {float(sys.argv[3]) + float(sys.argv[4]):.1f} s")' "$1" "$wall" "$user" "$sys"; }
+for attempt in $(seq "${BENCH_ATTEMPTS:-2}"); do
   rm -rf "$LOGS/torch-extensions"
   { time TORCH_EXTENSIONS_DIR=$LOGS/torch-extensions python3 -c \
       "import runpy; runpy.run_path('tests/fixtures/modelnew/l1_19_relu.py')" >"$LOGS/lone-torch.log" 2>&1; } 2>"$LOGS/lone.time"
   report "PyTorch's load_inline (python3 runs the file), attempt $attempt" "$LOGS/lone.time"
 done
-for attempt in 1 2; do
+for attempt in $(seq "${BENCH_ATTEMPTS:-2}"); do
   rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"
   { time $KB --json batch "$LONE" --build-only >"$LOGS/lone-kbench.json" 2>&1; } 2>"$LOGS/lone.time"
   report "kbench batch --build-only, attempt $attempt" "$LOGS/lone.time"
   python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["builds"][0]["extensions"][0]
 print("    the build:", {k: e.get(k) for k in ("seconds", "cpu_seconds", "headers", "pch")}, {s: v["wall_s"] for s, v in e.get("steps", {}).items()})' \
     "$LOGS/lone-kbench.json"
+done
+# The same through kbench eval: the build, then the checks and timing (on a GPU).
+python3 scripts/tools/export_problems.py --only 1:19 >"$LOGS/lone-export.log" 2>&1  # into this cache
+for attempt in $(seq "${BENCH_ATTEMPTS:-2}"); do
+  rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"
+  { time $KB --json eval "$LONE/level_1_problem_19_sample_0_kernel.py" --level 1 --problem 19 >"$LOGS/lone-eval.json" 2>&1; } \
+    2>"$LOGS/lone.time"
+  report "kbench eval (build, checks, timing), attempt $attempt" "$LOGS/lone.time"
+  python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); e = r["compile"]["extensions"][0]
+print("    verdict", r.get("verdict"), "- the build:", {k: e.get(k) for k in ("seconds", "cpu_seconds", "headers", "pch")})' \
+    "$LOGS/lone-eval.json" 2>&1 | tail -1
 done
 fi
 echo "logs: $LOGS"

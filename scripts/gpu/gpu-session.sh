@@ -38,8 +38,8 @@
 #             scripts/gpu/process-state-check.sh (each fixture beside its twin; batch and serve, poisoner first)
 # modelnew-bench  scripts/bench/modelnew-bench.sh (ModelNew against .cu eval times)
 # build-bench scripts/bench/build-bench.sh: ModelNew extension builds, PyTorch's route against kbench's fast
-#             route (about 40 files each way, 8 at a time), then 50 files through --build-only;
-#             ~10 min on an H100 machine: run it with --background
+#             route (about 60 files each way, 8 at a time), then 50 files through --build-only, then a
+#             lone cold file against load_inline; ~12 min on an H100 machine: run it with --background
 # upstream-agreement  KernelBench's verdict against upstream's own eval on every ModelNew fixture
 #             (UPSTREAM=<a KernelBench checkout>, never committed): its GPU test, then
 #             scripts/bench/upstream-agreement.py's table; about 15 extension builds, run it with --background

@@ -49,6 +49,26 @@ std::string device_code(const std::filesystem::path& library) {
   return bytes;
 }
 
+// A C++-only extension binding one function, `name`, defined in `source`.
+compile::ExtensionSpec cpp_spec(const std::string& name, const std::string& source) {
+  compile::ExtensionSpec spec;
+  spec.name = name;
+  spec.cpp_sources = {source};
+  spec.functions = {name};
+  return spec;
+}
+
+// The symbols a built library defines, looked up as the loader would (calling them may need a GPU).
+bool defines(const std::filesystem::path& library, const std::vector<std::string>& symbols) {
+  void* handle = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  INFO((handle ? "" : ::dlerror()));
+  if (!handle) return false;
+  bool all = true;
+  for (const auto& symbol : symbols) all = all && ::dlsym(handle, symbol.c_str());
+  ::dlclose(handle);
+  return all;
+}
+
 bool mentions(const std::vector<std::string>& lines, const std::string& text) {
   for (const auto& line : lines)
     if (line.find(text) != std::string::npos) return true;
@@ -57,14 +77,22 @@ bool mentions(const std::vector<std::string>& lines, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("$KBENCH_EXTENSION_BUILD picks the route, and a mistyped one is an error", "[modelnew]") {
+TEST_CASE("$KBENCH_EXTENSION_BUILD picks the route, $KBENCH_EXTENSION_HEADERS the headers; a mistyped one is an error",
+          "[modelnew]") {
   ::unsetenv("KBENCH_EXTENSION_BUILD");
+  ::unsetenv("KBENCH_EXTENSION_HEADERS");
   CHECK(compile::requested_build_route() == compile::BuildRoute::fast);
+  CHECK(compile::light_headers_requested());
   ::setenv("KBENCH_EXTENSION_BUILD", "pytorch", 1);
+  ::setenv("KBENCH_EXTENSION_HEADERS", "full", 1);
   CHECK(compile::requested_build_route() == compile::BuildRoute::pytorch);
+  CHECK_FALSE(compile::light_headers_requested());
   ::setenv("KBENCH_EXTENSION_BUILD", "torch", 1);
+  ::setenv("KBENCH_EXTENSION_HEADERS", "lighter", 1);
   CHECK_THROWS_WITH(compile::requested_build_route(), contains_text("it must be fast or pytorch"));
+  CHECK_THROWS_WITH(compile::light_headers_requested(), contains_text("it must be light or full"));
   ::unsetenv("KBENCH_EXTENSION_BUILD");
+  ::unsetenv("KBENCH_EXTENSION_HEADERS");
 }
 
 TEST_CASE("kbench's fast route compiles and links what PyTorch's own build does, to the same bytes", "[modelnew]") {
@@ -148,19 +176,11 @@ torch::Tensor relu_cuda(torch::Tensor x) {
   CHECK(light_cubins == full_cubins);
   // Its functions are there: the module's entry point and the C++ function it binds (calling them
   // needs a GPU).
-  void* library = ::dlopen(built.library.c_str(), RTLD_LAZY | RTLD_LOCAL);
-  INFO((library ? "" : ::dlerror()));
-  REQUIRE(library);
-  CHECK(::dlsym(library, ("PyInit_" + built.module).c_str()));
-  CHECK(::dlsym(library, "_Z9relu_cudaN2at6TensorE"));
-  ::dlclose(library);
+  CHECK(defines(built.library, {"PyInit_" + built.module, "_Z9relu_cudaN2at6TensorE"}));
 }
 
 TEST_CASE("a C++ error is a failed build with the compiler's message", "[modelnew]") {
-  compile::ExtensionSpec spec;
-  spec.name = "broken";
-  spec.cpp_sources = {"torch::Tensor broken(torch::Tensor x) { return x.no_such_method(); }"};
-  spec.functions = {"broken"};
+  const auto spec = cpp_spec("broken", "torch::Tensor broken(torch::Tensor x) { return x.no_such_method(); }");
   const auto built = compile::build_extension(spec, "sm_90a", fresh_cache("broken"), compile::BuildRoute::fast);
   CHECK_FALSE(built.ok);
   CHECK(built.route == "fast");
@@ -186,10 +206,7 @@ TEST_CASE("a build the fast route cannot take is PyTorch's, and the record says 
 
 TEST_CASE("a file compiles against the lighter headers, and one that needs more against PyTorch's own", "[modelnew]") {
   const auto cache = fresh_cache("headers");
-  compile::ExtensionSpec light;
-  light.name = "negate";
-  light.cpp_sources = {"torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return -x; }"};
-  light.functions = {"negate"};
+  const auto light = cpp_spec("negate", "torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return -x; }");
   const auto built = compile::build_extension(light, "sm_90a", cache, compile::BuildRoute::fast);
   INFO(built.log);
   REQUIRE(built.ok);
@@ -202,10 +219,7 @@ TEST_CASE("a file compiles against the lighter headers, and one that needs more 
   CHECK(built.to_json()["headers"] == "light");
 
   // torch::nn is not in the lighter headers: the compiler's error, then PyTorch's own header.
-  compile::ExtensionSpec more;
-  more.name = "gelu";
-  more.cpp_sources = {"torch::Tensor gelu(torch::Tensor x) { return torch::nn::functional::gelu(x); }"};
-  more.functions = {"gelu"};
+  const auto more = cpp_spec("gelu", "torch::Tensor gelu(torch::Tensor x) { return torch::nn::functional::gelu(x); }");
   const auto fell_back = compile::build_extension(more, "sm_90a", cache, compile::BuildRoute::fast);
   INFO(fell_back.log);
   REQUIRE(fell_back.ok);
@@ -214,24 +228,13 @@ TEST_CASE("a file compiles against the lighter headers, and one that needs more 
   CHECK(fell_back.headers.find("error:") != std::string::npos);  // the compiler's own line
   CHECK(fell_back.steps.contains("main.o (light headers, failed)"));
   CHECK(fell_back.steps.contains("main.o"));
-  void* library = ::dlopen(fell_back.library.c_str(), RTLD_LAZY | RTLD_LOCAL);
-  INFO((library ? "" : ::dlerror()));
-  REQUIRE(library);
-  CHECK(::dlsym(library, ("PyInit_" + fell_back.module).c_str()));
-  ::dlclose(library);
-
-  ::setenv("KBENCH_EXTENSION_HEADERS", "lighter", 1);
-  CHECK_THROWS_WITH(compile::light_headers_requested(), contains_text("it must be light or full"));
-  ::unsetenv("KBENCH_EXTENSION_HEADERS");
+  CHECK(defines(fell_back.library, {"PyInit_" + fell_back.module}));
 }
 
 TEST_CASE("processes that share a cache build an extension once, and the others wait for it", "[modelnew]") {
   // Two builds of one extension at once (two threads here: flock's locks are per open file, so they
   // exclude each other as two processes, or two machines on a network file system, do).
-  compile::ExtensionSpec spec;
-  spec.name = "twice";
-  spec.cpp_sources = {"torch::Tensor twice(torch::Tensor x) { return x * 2; }"};
-  spec.functions = {"twice"};
+  const auto spec = cpp_spec("twice", "torch::Tensor twice(torch::Tensor x) { return x * 2; }");
   const auto cache = fresh_cache("shared");
   auto build = [&] { return compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::fast); };
   auto first = std::async(std::launch::async, build), second = std::async(std::launch::async, build);
