@@ -38,7 +38,10 @@ CiOutcome run_ci(const CiOptions& options) {
     throw std::runtime_error("--record keeps kbench's own policy: run it without --torch-ops forbid");
   const auto root = problems::project_root(options.root);
   auto gpu = launch::query_device(0);
-  if (options.settings.request.compile_only) gpu = launch::DeviceInfo{false, "--compile-only"};
+  if (options.settings.request.compile_only) {
+    gpu = launch::DeviceInfo{};
+    gpu.why_absent = "--compile-only";
+  }
   if (options.record && !gpu.present) throw std::runtime_error("--record needs a GPU: a record holds verdicts and timings");
 
   BatchOptions batch;

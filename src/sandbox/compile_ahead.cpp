@@ -150,7 +150,11 @@ void CompileAhead::run() {
     nlohmann::json builds;
     try {
       if (compile::is_modelnew_file(task.submission)) {
-        if (!task.options.problem_source.empty()) {
+        // A file that never names load_inline (a Triton one, a PyTorch-only one) has nothing to build
+        // ahead: no process is started for it. One that builds under another spelling builds in its worker.
+        if (compile::file_bytes(task.submission).find("load_inline") == std::string::npos) {
+          builds = nlohmann::json::array();
+        } else if (!task.options.problem_source.empty()) {
           const auto memo = prebuild_memo(task.submission, task.options);
           if (auto remembered = builds_from_memo(memo)) {
             builds = std::move(*remembered);

@@ -261,7 +261,7 @@ TEST_CASE("a Triton file is named as such, and refused with the reason where no 
   }
 }
 
-TEST_CASE("a ModelNew file whose extensions are all in the cache starts no build pass again", "[modelnew]") {
+TEST_CASE("a ModelNew file whose extensions are all in the cache, or that has none, starts no build pass", "[modelnew]") {
   // The build pass (batch's, serve's) remembers which extensions a file asked for. Its second
   // submission names an executable that does not exist: only a pass that starts no process can
   // report the builds; once an extension is gone from the cache, the pass must run, and fails here.
@@ -292,6 +292,14 @@ TEST_CASE("a ModelNew file whose extensions are all in the cache starts no build
   CHECK(again[0]["from_cache"] == true);
   CHECK(again[0]["key"] == first[0]["key"]);
   CHECK(again[0]["name"] == "relu_cpu");
+
+  // A file that never names load_inline (a Triton one) starts no build pass at all.
+  {
+    sandbox::CompileAhead ahead(1);
+    const auto triton = ahead.submit(testing::test_dir() / "fixtures" / "triton" / "l1_19_relu.py", no_process).get();
+    INFO(triton.dump());
+    CHECK(triton == nlohmann::json::array());
+  }
 
   testing::remove_tree(cache / "extensions" / first[0]["key"].get<std::string>());
   const auto gone = submit(no_process);
