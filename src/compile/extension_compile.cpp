@@ -67,6 +67,19 @@ Ran run_shell(const std::string& command, const std::filesystem::path& directory
           std::chrono::duration<double>(Clock::now() - t0).count(), child.cpu_seconds};
 }
 
+// The line of a compiler's output that holds `marker`; empty when none does.
+std::string line_with(const std::string& output, const std::string& marker) {
+  const auto at = output.find(marker);
+  if (at == std::string::npos) return "";
+  const auto start = output.rfind('\n', at) + 1;
+  return output.substr(start, output.find('\n', at) - start);
+}
+
+// PyTorch's own torch/extension.h, in the include directory the plan names first.
+std::filesystem::path torch_extension_header(const nlohmann::json& plan) {
+  return std::filesystem::path(plan.at("torch_include").get<std::string>()) / "torch" / "extension.h";
+}
+
 bool begins_with_binding_include(const std::filesystem::path& source) {
   std::ifstream in(source);
   std::string first;
@@ -109,7 +122,7 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
                                      const std::filesystem::path& pch_root) {
   const std::string cxx = plan.at("cxx");
   const auto flags = joined(plan.at("cflags"), "-DTORCH_EXTENSION_NAME=");
-  const auto torch_header = std::filesystem::path(plan.at("torch_include").get<std::string>()) / "torch" / "extension.h";
+  const auto torch_header = torch_extension_header(plan);
   std::error_code no_time;
   const auto torch_time = std::filesystem::last_write_time(torch_header, no_time).time_since_epoch().count();
   std::filesystem::create_directories(pch_root);
@@ -174,28 +187,22 @@ Step compile_against(const std::string& command, const std::filesystem::path& di
   auto search = include_dir;
   std::string pch_flags;
   if (binding) {
-    const auto header = include_dir.empty()
-                            ? std::filesystem::path(plan.at("torch_include").get<std::string>()) / "torch" / "extension.h"
-                            : include_dir / "torch" / "extension.h";
+    const auto header = include_dir.empty() ? torch_extension_header(plan) : include_dir / "torch" / "extension.h";
     step.pch = precompiled_header(plan, header, pch_root);
     if (!step.pch.build_times.is_null())
       step.times[include_dir.empty() ? "pch" : "pch (light headers)"] = step.pch.build_times;
     if (!step.pch.include_dir.empty()) search = step.pch.include_dir, pch_flags = " -Winvalid-pch -Wno-error=invalid-pch";
   }
   step.compiled = run_shell(command + (search.empty() ? "" : " -I" + quoted(search.string())) + pch_flags, directory);
-  if (const auto at = step.compiled.output.find("extension.h.gch: not used because"); at != std::string::npos) {
-    const auto start = step.compiled.output.rfind('\n', at) + 1;
-    step.pch.note = "rejected by the compiler: " + step.compiled.output.substr(start, step.compiled.output.find('\n', at) - start);
-  }
+  if (const auto rejected = line_with(step.compiled.output, "extension.h.gch: not used because"); !rejected.empty())
+    step.pch.note = "rejected by the compiler: " + rejected;
   return step;
 }
 
 // The compiler's first error line (what the lighter headers lacked, most often).
 std::string first_error(const std::string& output) {
-  const auto at = output.find("error:");
-  if (at == std::string::npos) return "the compiler failed without an error line";
-  const auto start = output.rfind('\n', at) + 1;
-  return output.substr(start, std::min<size_t>(output.find('\n', at) - start, 300));
+  const auto line = line_with(output, "error:");
+  return line.empty() ? "the compiler failed without an error line" : line.substr(0, 300);
 }
 
 // Compiles one source as ninja's compile or cuda_compile rule would (without a dependency file):

@@ -58,8 +58,8 @@ nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const Prepar
 // they are all in the extension cache no build process (Python, `import torch`, the file imported:
 // about 2 s) starts again. A file whose extensions depend on something else (the time, a random
 // draw) finds its worker building them: a stale memo costs the worker's time, never a verdict.
-std::filesystem::path prebuild_memo(const std::filesystem::path& file, const PrepareOptions& prepare) {
-  const nlohmann::json material = {{"file", compile::file_bytes(file)},
+std::filesystem::path prebuild_memo(const std::string& submission_bytes, const PrepareOptions& prepare) {
+  const nlohmann::json material = {{"file", submission_bytes},
                                    {"problem", compile::file_bytes(prepare.problem_source)},
                                    {"arch", prepare.compile.arch},
                                    {"route", compile::route_name(compile::requested_build_route())},
@@ -152,10 +152,11 @@ void CompileAhead::run() {
       if (compile::is_modelnew_file(task.submission)) {
         // A file that never names load_inline (a Triton one, a PyTorch-only one) has nothing to build
         // ahead: no process is started for it. One that builds under another spelling builds in its worker.
-        if (compile::file_bytes(task.submission).find("load_inline") == std::string::npos) {
+        const auto bytes = compile::file_bytes(task.submission);
+        if (bytes.find("load_inline") == std::string::npos) {
           builds = nlohmann::json::array();
         } else if (!task.options.problem_source.empty()) {
-          const auto memo = prebuild_memo(task.submission, task.options);
+          const auto memo = prebuild_memo(bytes, task.options);
           if (auto remembered = builds_from_memo(memo)) {
             builds = std::move(*remembered);
           } else {
