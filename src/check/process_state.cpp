@@ -220,6 +220,9 @@ ProcessStateWatch::ProcessStateWatch(int device, bool watch_dispatcher)
   if (watch_dispatcher_) dispatcher_ = capture_dispatcher();
 }
 
+ProcessStateWatch::ProcessStateWatch(int device, ProcessState dispatcher)
+    : device_(device), watch_dispatcher_(true), settings_(capture_settings(device)), dispatcher_(std::move(dispatcher)) {}
+
 void ProcessStateWatch::watch_ops(const std::set<std::string>& ops) { watched_ops_.insert(ops.begin(), ops.end()); }
 
 bool ProcessStateWatch::verify(Depth depth, const std::string& where) {

@@ -50,6 +50,9 @@ class ProcessStateWatch {
  public:
   // Takes the snapshot: the settings, and with `watch_dispatcher` every op's kernels.
   ProcessStateWatch(int device, bool watch_dispatcher);
+  // The settings now, and every op's kernels as `dispatcher` (capture_dispatcher()) found them
+  // earlier, before any submission code ran.
+  ProcessStateWatch(int device, ProcessState dispatcher);
 
   // How deep a check looks: the settings alone (microseconds: after every timed call), the kernels
   // of the watched ops too (before a reference runs), or every op's (at the end).

@@ -368,9 +368,7 @@ std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, co
   }
 }
 
-std::string imported_backend(const std::filesystem::path& file) {
-  return triton::imports_triton(file_bytes(file)) ? "triton" : "cuda";
-}
+std::string imported_backend(const std::string& source) { return triton::imports_triton(source) ? "triton" : "cuda"; }
 
 nlohmann::json triton_report() { return triton::report(); }
 

@@ -59,8 +59,8 @@ nlohmann::json start_python(bool with_cuda);
 std::unique_ptr<HostProgram> load_modelnew(const std::filesystem::path& file, const ModelNewOptions& options,
                                            std::vector<ExtensionBuild>& builds);
 
-// The backend a ModelNew file's imports name: "triton" where it imports Triton, else "cuda".
-std::string imported_backend(const std::filesystem::path& file);
+// The backend a ModelNew file's imports name, from its text: "triton" where it imports Triton, else "cuda".
+std::string imported_backend(const std::string& source);
 
 // In a spare worker, before its file is known: Triton imported and its seams taken
 // (triton_runtime.h), so that a Triton file's set-up is shorter. Returns "" or why Triton cannot run.

@@ -328,7 +328,10 @@ BaselineSite baseline_site(const Run& run) { return {run.context, run.problem, r
 // has started and before the file is imported, with the ops that the reference and kbench's checks
 // call (one reference forward, its inputs drawn from every distribution, compared with itself).
 void watch_modelnew_process(const Run& run) {
-  auto& watch = run.context.process_watch.emplace(run.req.device, /*watch_dispatcher=*/true);
+  auto& ahead = run.context.dispatcher_ahead;
+  auto& watch = ahead ? run.context.process_watch.emplace(run.req.device, std::move(*ahead))
+                      : run.context.process_watch.emplace(run.req.device, /*watch_dispatcher=*/true);
+  ahead.reset();
   auto& reference = *run.context.reference;
   const auto seed = run.req.check.base_seed;
   watch.watch_ops(check::ops_called_by([&] {
@@ -362,8 +365,9 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   auto& record = run.record;
   record["submission"]["format"] = "modelnew";
   if (!std::ifstream(req.submission)) throw std::runtime_error("cannot read submission " + req.submission);
-  record["submission"]["hash"] = compile::content_hash(compile::file_bytes(req.submission));
-  record["submission"]["backend"] = compile::imported_backend(req.submission);
+  const auto source = compile::file_bytes(req.submission);
+  record["submission"]["hash"] = compile::content_hash(source);
+  record["submission"]["backend"] = compile::imported_backend(source);
   gpu_startup.join(run);
   run.stage("compile");
   compile::ModelNewOptions options;
@@ -831,6 +835,7 @@ nlohmann::json start_python_ahead(EvalContext& context) {
     if (const auto refusal = timed(phases["triton_start"], [] { return compile::start_triton_ahead(problems::cache_dir()); });
         !refusal.empty())
       phases["triton_refusal"] = refusal;
+    context.dispatcher_ahead = timed(phases["dispatcher_snapshot"], [] { return check::capture_dispatcher(); });
   } catch (const std::exception& e) {
     phases = {{"error", e.what()}};
   }

@@ -116,6 +116,9 @@ struct EvalContext {
   // The process state as it was before any submission code ran here (check/process_state.h): a
   // kbench-format worker's since its first evaluation, a ModelNew's since before its import.
   std::optional<check::ProcessStateWatch> process_watch;
+  // Every op's kernels in PyTorch's dispatcher, taken by start_python_ahead once kbench's Python had
+  // started (the costly part of a ModelNew's snapshot, taken before its request); used once.
+  std::optional<check::ProcessState> dispatcher_ahead;
   // A submission's Python or native code has been loaded into this process (a ModelNew): figures
   // measured from now on are never handed to another evaluation.
   bool submission_code_loaded = false;

@@ -1,5 +1,6 @@
 #include "sandbox/gpu_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "check/correctness.h"
@@ -48,15 +49,29 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
   if (worker_holds_gpu_) worker_->give_back_gpu_memory(budgets.compile_s);
   worker_holds_gpu_ = false;
   // As in start_workers: a spare that did not live is not used (its exit would be reported as the
-  // candidate's crash); its request starts a fresh process.
-  const bool spare_lives = modelnew_ && modelnew_->alive();
-  auto taken = spare_lives ? std::move(modelnew_) : std::make_unique<Worker>(worker_exe_);
-  modelnew_ = std::make_unique<Worker>(worker_exe_);
-  modelnew_->start_python_ahead();
+  // candidate's crash); with none left, the request starts a fresh process.
+  modelnew_spares_.erase(std::remove_if(modelnew_spares_.begin(), modelnew_spares_.end(),
+                                        [](const std::unique_ptr<Worker>& w) { return !w->alive(); }),
+                         modelnew_spares_.end());
+  int started = 0;
+  std::unique_ptr<Worker> taken;
+  if (modelnew_spares_.empty()) {
+    taken = std::make_unique<Worker>(worker_exe_);
+    ++started;
+  } else {
+    taken = std::move(modelnew_spares_.front());
+    modelnew_spares_.pop_front();
+    if (!taken->python_ready()) modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
+  }
+  while (modelnew_spares_.size() < modelnew_spares_wanted_) {
+    modelnew_spares_.push_back(std::make_unique<Worker>(worker_exe_));
+    modelnew_spares_.back()->start_python_ahead();
+    ++started;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  status_.workers_started += spare_lives ? 1 : 2;  // the next spare, and this request's fresh process
-  status_.modelnew_pid = modelnew_->pid();
-  status_.modelnew_python = false;
+  status_.workers_started += started;
+  status_.modelnew_spares.clear();
+  for (const auto& spare : modelnew_spares_) status_.modelnew_spares.push_back({spare->pid(), false});
   return taken;
 }
 
@@ -116,9 +131,10 @@ GpuRunner::Status GpuRunner::status() const {
   std::unique_lock<std::mutex> workers(workers_mutex_, std::try_to_lock);
   std::lock_guard<std::mutex> lock(mutex_);
   auto status = status_;
-  if (workers.owns_lock() && modelnew_) {  // no evaluation under way: the ModelNew spare's state now
-    status.modelnew_pid = modelnew_->alive() ? modelnew_->pid() : -1;
-    status.modelnew_python = status.modelnew_pid > 0 && modelnew_->python_ready();
+  if (workers.owns_lock()) {  // no evaluation under way: the ModelNew spares' state now
+    status.modelnew_spares.clear();
+    for (const auto& spare : modelnew_spares_)
+      if (spare->alive()) status.modelnew_spares.push_back({spare->pid(), spare->python_ready()});
   }
   return status;
 }

@@ -5,15 +5,18 @@
 // before any submission is known; and the baseline figures measured on this GPU, handed to every
 // later worker so that a problem's baselines are timed once per GPU.
 //
-// A ModelNew is evaluated in the ModelNew spare, a process of its own that is retired after it (its
+// A ModelNew is evaluated in a ModelNew spare, a process of its own that is retired after it (its
 // Python state and native code stay there), never in the worker: the worker keeps its problem, and a
-// `.cu` runs only in processes where Python never started. The next spare starts its Python as soon
-// as one is taken, so that back-to-back ModelNews find it warm; it touches no GPU before its request
-// (sandbox/evaluation.h: start_python_ahead). The first ModelNew makes the first spare and runs in
-// a fresh process, as does one whose spare did not live. While a ModelNew runs, the worker has given
-// back the GPU memory it holds, which the ModelNew's checks need.
+// `.cu` runs only in processes where Python never started. A spare starts its Python (and takes the
+// dispatcher's snapshot) ahead, touching no GPU before its request (sandbox/evaluation.h:
+// start_python_ahead); a new one starts as soon as one is taken. That start takes longer than a
+// warm evaluation, so a request that finds its spare still starting adds one to the pool, up to
+// kMaxModelNewSpares: back-to-back ModelNews then each find one ready. The first ModelNew makes the
+// first spare and runs in a fresh process, as does one whose spares did not live. While a ModelNew
+// runs, the worker has given back the GPU memory it holds, which the ModelNew's checks need.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,19 +56,27 @@ class GpuRunner {
     int workers_started = 0;    // by this runner, spares included
     bool busy = false;
     double busy_s = 0;          // time inside evaluations
-    long modelnew_pid = -1;     // the ModelNew spare's process, -1 before the first ModelNew
-    bool modelnew_python = false;  // its Python has started: the next ModelNew finds it warm
+    struct Spare {
+      long pid = -1;
+      bool python_started = false;  // the next ModelNew finds it warm
+    };
+    std::vector<Spare> modelnew_spares;  // oldest first; none before the first ModelNew
   };
   Status status() const;  // thread-safe
 
  private:
-  // For a ModelNew: the worker that evaluates it, the ModelNew spare (see the header comment), with
-  // the next spare starting in its place. Null for a `.cu`, and without spares, which go to worker_.
+  // For a ModelNew: the worker that evaluates it, the oldest living ModelNew spare (see the header
+  // comment), with the next spare starting in its place. Null for a `.cu`, and without spares, which
+  // go to worker_.
   std::unique_ptr<Worker> take_modelnew_spare(const EvalRequest& request, const Budgets& budgets);
+  // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.4 s).
+  static constexpr size_t kMaxModelNewSpares = 3;
 
   int device_;
   std::string worker_exe_;
-  std::unique_ptr<Worker> worker_, spare_, modelnew_;
+  std::unique_ptr<Worker> worker_, spare_;
+  std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
+  size_t modelnew_spares_wanted_ = 1;
   bool worker_holds_gpu_ = false;  // the worker has run on the GPU since it last gave its memory back
   // Held by evaluate(); status() reads the ModelNew spare's state when no evaluation holds it.
   mutable std::mutex workers_mutex_;

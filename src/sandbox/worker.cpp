@@ -394,7 +394,12 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   if (prestarted)
     record["worker"]["python_prestart_wait_ms"] =
         waits_for_python ? std::chrono::duration<double, std::milli>(python_answered_at_ - written).count() : 0.0;
-  if (leaves_worker_damaged(request, record)) stop();
+  if (leaves_worker_damaged(request, record)) {
+    // Its process's end (the driver frees its context and memory) is part of this request's wall.
+    const auto retiring = Clock::now();
+    stop();
+    record["worker"]["retired_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - retiring).count();
+  }
   return record;
 }
 

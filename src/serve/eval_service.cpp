@@ -159,12 +159,13 @@ nlohmann::json EvalService::health() const {
     nlohmann::json loaded = nullptr;
     if (const auto* p = s.level ? catalog_.find(s.level, s.problem) : nullptr)
       loaded = {{"level", p->level}, {"problem", p->id}, {"name", p->name}};
-    // The process that waits, its Python started, for the next ModelNew (none before the first).
-    const nlohmann::json modelnew_spare =
-        s.modelnew_pid > 0 ? nlohmann::json{{"pid", s.modelnew_pid}, {"python_started", s.modelnew_python}} : nullptr;
+    // The processes that wait, their Python started, for the next ModelNews (none before the first).
+    nlohmann::json modelnew_spares = nlohmann::json::array();
+    for (const auto& spare : s.modelnew_spares)
+      modelnew_spares.push_back({{"pid", spare.pid}, {"python_started", spare.python_started}});
     workers.push_back({{"device", s.device}, {"pid", s.pid}, {"busy", s.busy}, {"loaded", loaded},
                        {"evaluations", s.evaluations}, {"workers_started", s.workers_started}, {"busy_s", s.busy_s},
-                       {"modelnew_spare", modelnew_spare}});
+                       {"modelnew_spares", modelnew_spares}});
   }
   std::lock_guard<std::mutex> lock(mutex_);
   return {{"status", draining_ ? "draining" : "ok"},

@@ -12,6 +12,7 @@
 
 #include "fixtures.h"
 #include "compile/modelnew.h"
+#include "compile/submission.h"
 #include "compile/submission_threads.h"
 #include "problems/catalog.h"
 #include "sandbox/compile_ahead.h"
@@ -227,14 +228,14 @@ TEST_CASE("what a ModelNew may not do, and what kbench does not run, is decided 
 
 TEST_CASE("a Triton file is named as such, and refused with the reason where no GPU runs it", "[modelnew][triton]") {
   // CPU only: what a Triton file gets before Triton could run. Its verdicts on a GPU are
-  // tests/sandbox/triton_gpu_test.cpp's.
+  // tests/sandbox/modelnew_gpu_test.cpp's.
   const auto dir = testing::test_dir() / "fixtures" / "triton";
   const auto table = testing::read_json_file(dir / "expected.json");
   int refused = 0;
   for (const auto& entry : table["submissions"]) {
     const auto file = dir / entry["file"].get<std::string>();
     INFO(file);
-    CHECK(compile::imported_backend(file) == "triton");
+    CHECK(compile::imported_backend(compile::file_bytes(file)) == "triton");
     std::vector<compile::ExtensionBuild> builds;
     try {
       compile::load_modelnew(file, options_for(entry["level"], entry["problem"], fresh_cache("triton")), builds);
@@ -247,17 +248,13 @@ TEST_CASE("a Triton file is named as such, and refused with the reason where no 
     }
   }
   CHECK(refused == static_cast<int>(table["submissions"].size()));
-  CHECK(compile::imported_backend(fixture("l1_19_relu.py")) == "cuda");
-  const auto scratch = fresh_cache("triton-imports");
-  std::filesystem::create_directories(scratch);
-  const auto file = scratch / "imports.py";
+  CHECK(compile::imported_backend(compile::file_bytes(fixture("l1_19_relu.py"))) == "cuda");
   for (const auto& [source, backend] : std::vector<std::pair<std::string, std::string>>{
            {"import torch, triton\n", "triton"}, {"from triton import jit\n", "triton"},
            {"def f():\n    import triton.language as tl\n", "triton"}, {"import tritonclient\n", "cuda"},
            {"# import triton\nx = 'import triton'\n", "cuda"}}) {
-    std::ofstream(file) << source;
     INFO(source);
-    CHECK(compile::imported_backend(file) == backend);
+    CHECK(compile::imported_backend(source) == backend);
   }
 }
 

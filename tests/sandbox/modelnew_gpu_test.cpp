@@ -1,6 +1,7 @@
 // tests/fixtures/modelnew and tests/fixtures/triton on a GPU: every KernelBench-format fixture gets its
 // verdict through kbench batch (its extensions built ahead of the GPU, beside a .cu sample) and kbench
-// report, then through a worker as kbench eval runs it, finding its extensions in the cache.
+// report, then through a worker as kbench eval runs it, finding its extensions in the cache, then
+// through kbench serve, in its ModelNew spares.
 #include <chrono>
 #include <cstdio>
 #include <dlfcn.h>
@@ -11,6 +12,7 @@
 #include "compile/python_runtime.h"
 #include "sandbox/batch.h"
 #include "sandbox/worker.h"
+#include "serve/test_server.h"
 
 #include "catch.h"
 
@@ -121,6 +123,24 @@ void fixtures_through_batch_and_eval(const std::filesystem::path& fixtures, cons
     for (const auto& extension : record.value("compile", nlohmann::json::object()).value("extensions", nlohmann::json::array()))
       CHECK(extension["from_cache"] == true);  // built by the batch above
   }
+  // Through kbench serve: each in one of the GPU's ModelNew spares, started ahead.
+  testing::TestServer server(testing::options_for(testing::kbench_exe()));
+  for (const auto& e : table) {
+    const auto file = fixtures / e["file"].get<std::string>();
+    auto body = nlohmann::json::parse(testing::eval_body(file, e["level"], e["problem"], {{"timing_trials", 20}}));
+    body["name"] = file.filename().string();  // a .py goes as a ModelNew
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto answer = testing::post(server, body.dump());
+    REQUIRE(answer);
+    REQUIRE(answer->status == 200);
+    const auto record = nlohmann::json::parse(answer->body);
+    std::printf("%s serve %-36s %-20s %6.1f s  %s\n", label.c_str(), e["file"].get<std::string>().c_str(),
+                record.value("verdict", "?").c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                record.value("message", "").substr(0, 90).c_str());
+    check_record(e, record, backend);
+  }
+
   // A fixture beside its twin, the same computation another way (a CUDA graph beside plain launches):
   // both speedups, for the record.
   for (const auto& e : table)
@@ -142,12 +162,12 @@ TEST_CASE("kbench exports a wrapper for every launch entry point an extension is
   for (const char* function : {"__wrap_dlsym", "__wrap_cuModuleLoadData"}) CHECK(::dlsym(RTLD_DEFAULT, function) != nullptr);
 }
 
-TEST_CASE("every ModelNew fixture gets its verdict through batch and report, then through eval", "[gpu]") {
+TEST_CASE("every ModelNew fixture gets its verdict through batch and report, eval and serve", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
   fixtures_through_batch_and_eval(testing::test_dir() / "fixtures" / "modelnew", "cuda");
 }
 
-TEST_CASE("every Triton fixture gets its verdict through batch and report, then through eval", "[gpu][triton]") {
+TEST_CASE("every Triton fixture gets its verdict through batch and report, eval and serve", "[gpu][triton]") {
   if (!testing::gpu_or_skip()) return;
   const auto python = compile::python::executable();
   if (std::system((python + " -c 'import triton' 2>/dev/null").c_str()) != 0) {

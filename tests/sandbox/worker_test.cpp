@@ -180,14 +180,14 @@ TEST_CASE("a runner evaluates each ModelNew in a spare whose Python started ahea
   sandbox::GpuRunner runner(0, testing::kbench_exe());
   CHECK(runner.evaluate(kCu(), {})["worker_evaluations"] == 1);
   const long worker_pid = runner.status().pid;
-  CHECK(runner.status().modelnew_pid == -1);  // made by the first ModelNew
+  CHECK(runner.status().modelnew_spares.empty());  // made by the first ModelNew
 
   const auto cold = runner.evaluate(kModelNew(), {});
   CHECK(cold["worker"]["python_prestarted"] == false);  // the first: a fresh process, its spare started beside it
   CHECK(cold["phases_ms"].contains("python_start_split"));
-  REQUIRE(runner.status().modelnew_pid > 0);
-  REQUIRE(wait_for([&] { return runner.status().modelnew_python; }, 120));
-  const long spare_pid = runner.status().modelnew_pid;
+  REQUIRE(runner.status().modelnew_spares.size() == 1);
+  REQUIRE(wait_for([&] { return runner.status().modelnew_spares.at(0).python_started; }, 120));
+  const long spare_pid = runner.status().modelnew_spares[0].pid;
 
   const auto warm = runner.evaluate(kModelNew(), {});
   INFO(warm.dump().substr(0, 2000));
@@ -196,11 +196,44 @@ TEST_CASE("a runner evaluates each ModelNew in a spare whose Python started ahea
   CHECK(warm["verdict"] == cold["verdict"]);
   CHECK(warm["message"] == cold["message"]);
   CHECK(warm["phases_ms"]["python_start"].get<double>() < cold["phases_ms"]["python_start"].get<double>());
-  CHECK(runner.status().modelnew_pid != spare_pid);  // used once; the next one is starting
+  // Used once; the next one is starting, and one spare was enough.
+  REQUIRE(runner.status().modelnew_spares.size() == 1);
+  CHECK(runner.status().modelnew_spares[0].pid != spare_pid);
 
   // The worker kept its process through both: never a ModelNew's, never retired by one.
   CHECK(runner.evaluate(kCu(), {})["worker_evaluations"] == 2);
   CHECK(runner.status().pid == worker_pid);
+}
+
+TEST_CASE("a ModelNew that finds its spare still starting adds a spare to the pool (a ready one adds none)",
+          "[sandbox][modelnew]") {
+  // A stand-in worker whose Python takes 3 s to start: far longer than its evaluations.
+  const auto slow_start = testing::fake_worker("slow-python", R"(while next_request; do
+  case "$line" in
+    *start_python*) sleep 3; printf '%s\n' '{"python_started":{}}' >&3 ;;
+    *) reply '{"record":{"verdict":"correct","problem":{"level":1,"id":19}}}' ;;
+  esac
+done)");
+  sandbox::GpuRunner runner(0, slow_start);
+  auto request = some_request();
+  request.submission = "x.py";  // a ModelNew
+  CHECK(runner.evaluate(request, {})["verdict"] == "correct");  // a fresh process: its spare starts beside it
+  REQUIRE(runner.status().modelnew_spares.size() == 1);
+
+  const auto waited = runner.evaluate(request, {});  // at once: that spare is still starting
+  CHECK(waited["worker"]["python_prestart_wait_ms"].get<double>() > 1000);
+  const auto spares = runner.status().modelnew_spares;
+  REQUIRE(spares.size() == 2);
+  REQUIRE(wait_for([&] {
+    const auto s = runner.status().modelnew_spares;
+    return s.size() == 2 && s[0].python_started && s[1].python_started;
+  }, 20));
+
+  const auto ready = runner.evaluate(request, {});
+  CHECK(ready["worker"]["python_prestart_wait_ms"] == 0.0);
+  const auto after = runner.status().modelnew_spares;
+  REQUIRE(after.size() == 2);  // the one taken replaced, no more
+  CHECK(after[0].pid == spares[1].pid);  // the oldest is taken first
 }
 
 TEST_CASE("a line on the result pipe without the request's token is the submission's: host_error, never its record",
