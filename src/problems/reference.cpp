@@ -81,9 +81,24 @@ void Reference::to(const torch::Device& device) {
     if (t.device() != device) t.set_data(t.to(device));
   });
   device_ = device;
+  collect_state();
+}
+
+void Reference::collect_state() {
   state_ = c10::Dict<std::string, at::Tensor>();
   for (const auto& p : module_.named_parameters(/*recurse=*/true)) state_.insert(p.name, p.value.detach());
   for (const auto& b : module_.named_buffers(/*recurse=*/true)) state_.insert(b.name, b.value);
+}
+
+Reference Reference::in_float64() const {
+  torch::NoGradGuard no_grad;
+  Reference wide = *this;
+  wide.module_ = module_.deepcopy();
+  for_each_tensor(wide.module_, [](at::Tensor& t) {
+    if (t.scalar_type() == at::kFloat) t.set_data(t.to(at::kDouble));
+  });
+  wide.collect_state();
+  return wide;
 }
 
 std::vector<c10::IValue> Reference::make_inputs(uint64_t seed, const std::string& distribution) const {

@@ -54,6 +54,10 @@ class Reference {
   // op (no TorchScript fusion).
   c10::IValue forward(const std::vector<c10::IValue>& inputs, uint64_t seed);
 
+  // A copy whose module computes in float64: the float32 tensors of a deep copy of the module
+  // widened (this one's are untouched). It takes float64 where this one takes float32 inputs.
+  Reference in_float64() const;
+
   // Parameters and buffers by state_dict name, on the device: what a candidate receives.
   const c10::Dict<std::string, at::Tensor>& state() const { return state_; }
 
@@ -65,6 +69,8 @@ class Reference {
   torch::jit::Module module_;
   std::shared_ptr<torch::jit::CompilationUnit> generator_;
   c10::Dict<std::string, at::Tensor> state_;
+
+  void collect_state();  // state_ from the module's parameters and buffers
 };
 
 // Calls `fn` once for every distinct tensor held by the module: parameters, buffers and plain

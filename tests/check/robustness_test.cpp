@@ -94,7 +94,8 @@ namespace {
 
 // A problem whose model is `forward_body` over one [256, 256] U[0, 1) input, saved as the archive
 // problems::Reference loads, in a cache of its own.
-problems::Problem scripted_problem(const std::string& name, const std::string& forward_body) {
+problems::Problem scripted_problem(const std::string& name, const std::string& forward_body,
+                                   const std::vector<std::pair<std::string, at::Tensor>>& parameters = {}) {
   const auto cache = std::filesystem::temp_directory_path() / "kbench-degenerate-test";
   ::setenv("KBENCH_CACHE", cache.c_str(), 1);
   problems::Problem p;
@@ -109,6 +110,7 @@ problems::Problem scripted_problem(const std::string& name, const std::string& f
       "def make_inputs(device: Device, dist: str = 'own'):\n"
       "    return (_draw(torch.empty(256, 256, device=device), dist),)\n";
   torch::jit::Module m(name);
+  for (const auto& [parameter, value] : parameters) m.register_parameter(parameter, value, /*is_buffer=*/false);
   m.define("def forward(self, x: Tensor) -> Tensor:\n    " + forward_body + "\n");
   const auto archive = problems::archive_path(p, problems::libtorch_version());
   std::filesystem::create_directories(archive.parent_path());
@@ -160,6 +162,63 @@ TEST_CASE("degenerate problems are found: constant outputs, outputs under atol, 
   const auto j = check::to_json(mean);
   CHECK(j["kinds"] == nlohmann::json::array({"constant"}));
   CHECK(j["seeds"] == 5);
+  if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
+  else ::unsetenv("KBENCH_CACHE");
+}
+
+TEST_CASE("a candidate that matches the reference only as float64 computes it passes kbench's rule, and says so",
+          "[check]") {
+  // (x * w + 1) - x * w on U[0, 1) inputs: float32 loses the 1 wherever x * w is over 2^24 (it gives
+  // 0 or 2), float64 keeps it; the exact answer is 1 everywhere. With w = 1.69e7 that is 0.7% of
+  // the outputs, as float32's rounding puts few out; with w = 1e8, 83%, as a wrong kernel does.
+  const char* saved = std::getenv("KBENCH_CACHE");
+  const std::string saved_cache = saved ? saved : "";
+  const auto cancels = "return (x * self.w + 1.0) - x * self.w";
+  problems::Reference reference(scripted_problem("float64_retry", cancels, {{"w", torch::full({256}, 1.69e7)}}), torch::kCPU);
+  const check::TrialInputs made{7, "own"};
+  const auto float32 = reference.forward(reference.make_inputs(7, "own"), 7).toTensor();
+  check::Tolerance tolerance;
+  c10::IValue exact = torch::ones_like(float32);
+  const auto against_float32 = check::compare_outputs(float32, exact, tolerance);
+  REQUIRE(against_float32.verdict == Verdict::value_mismatch);
+  CHECK(against_float32.mismatched * 100 < float32.numel());
+  const auto retried = check::with_exact_reference_retry(against_float32, exact, tolerance, reference, made, false);
+  CHECK(retried.verdict == Verdict::correct);
+  CHECK_THAT(retried.message, contains_text("in float64"));
+  CHECK(retried.max_abs_error == Approx(0.0).margin(1e-6));
+  CHECK(retried.kernelbench_verdict == against_float32.kernelbench_verdict);  // KernelBench's rule: PyTorch's reference
+  // The reference itself is untouched: float32 parameters, the same output.
+  CHECK(reference.state().at("w").scalar_type() == at::kFloat);
+  CHECK(reference.module().attr("w").toTensor().scalar_type() == at::kFloat);
+  CHECK(torch::equal(reference.forward(reference.make_inputs(7, "own"), 7).toTensor(), float32));
+
+  // Most values out: not tried, though float64 would agree.
+  problems::Reference most(scripted_problem("float64_not_tried", cancels, {{"w", torch::full({256}, 1e8)}}), torch::kCPU);
+  const auto most_float32 = most.forward(most.make_inputs(7, "own"), 7).toTensor();
+  c10::IValue most_exact = torch::ones_like(most_float32);
+  const auto against_most = check::compare_outputs(most_float32, most_exact, tolerance);
+  REQUIRE(against_most.mismatched * 100 > most_float32.numel());
+  CHECK(check::with_exact_reference_retry(against_most, most_exact, tolerance, most, made, false).verdict ==
+        Verdict::value_mismatch);
+
+  // An output wrong by more than the float32 reference's rounding stays wrong, with the first message.
+  c10::IValue wrong = torch::full_like(float32, 3.0);
+  const auto against_float32_wrong = check::compare_outputs(float32, wrong, tolerance);
+  const auto still = check::with_exact_reference_retry(against_float32_wrong, wrong, tolerance, reference, made, false);
+  CHECK(still.verdict == Verdict::value_mismatch);
+  CHECK(still.message == against_float32_wrong.message);
+
+  // A module that cannot run in float64 (a float32 operand of its own: mm refuses mixed dtypes)
+  // keeps the first verdict, and nothing throws.
+  problems::Reference mixed(scripted_problem("float64_refused", "return torch.mm(x, torch.ones(256, 256))"), torch::kCPU);
+  const auto mixed_output = mixed.forward(mixed.make_inputs(7, "own"), 7).toTensor();
+  c10::IValue off = mixed_output * 2.0;
+  const auto against_mixed = check::compare_outputs(mixed_output, off, tolerance);
+  REQUIRE(against_mixed.verdict == Verdict::value_mismatch);
+  check::Comparison kept;
+  REQUIRE_NOTHROW(kept = check::with_exact_reference_retry(against_mixed, off, tolerance, mixed, made, false));
+  CHECK(kept.verdict == Verdict::value_mismatch);
+  CHECK(kept.message == against_mixed.message);
   if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
   else ::unsetenv("KBENCH_CACHE");
 }
