@@ -26,9 +26,10 @@ namespace kbench::check {
 // reference runs again with TF32 off on the trial's inputs, drawn again from `made_from` (and run
 // with its seed, as every trial's reference is), then, if the candidate does not match that either
 // and at most 1 in 100 of its values were out, in float64 (the float32 inputs and tensors of a copy
-// of the module widened, the output rounded back to float32; not where the module fails so). kbench's verdict, message and errors become those
-// of the first of these comparisons that passes (the message says which). `output` may be
-// moved to host memory meanwhile (`offload`), as for the first reference run.
+// of the module widened, the output rounded back to float32; not where the module fails so).
+// kbench's verdict, message and errors become those of the first of these comparisons that passes
+// (the message says which). `output` may be moved to host memory meanwhile (`offload`), as for the
+// first reference run.
 Comparison with_exact_reference_retry(Comparison first, c10::IValue& output, const Tolerance& tolerance,
                                       problems::Reference& reference, const TrialInputs& made_from, bool offload);
 
