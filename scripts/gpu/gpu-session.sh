@@ -11,6 +11,9 @@
 #             those marked <!-- run: cpu -->, which must pass on the GPU build too
 # export      every problem's archive (one process)
 # degenerate  kbench degenerate --write over all problems (problems/degenerate.json, copied to $OUT)
+# baselines   every problem exported (one process per level), then kbench baseline on every visible GPU until
+#             BASELINE_TIME_LIMIT_S (default 480): what it recorded (baselines/<gpu>/) copied to $OUT; run it
+#             again until it says nothing is left
 # tests       ctest -L gpu
 # ci-forbid   kbench ci --torch-ops forbid: kernels that leave work to PyTorch refused, every other one correct
 # ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
@@ -120,6 +123,12 @@ for step in "$@"; do
   export)
     timed export-all python3 scripts/tools/export_problems.py
     tail -1 "$LOGS/export-all.log" ;;
+  baselines)
+    for level in 1 2 3; do python3 scripts/tools/export_problems.py --level $level >"$LOGS/export-$level.log" 2>&1 & done
+    wait
+    timed baselines $KB baseline --time-limit "${BASELINE_TIME_LIMIT_S:-480}"
+    grep -E "^eager:|FAILED|summary|^baseline:" "$LOGS/baselines.log" | cut -c1-220
+    [[ -n $SAVE ]] && mkdir -p "$SAVE/baselines" && cp -r "baselines/$GPU_SLUG" "$SAVE/baselines/" ;;
   degenerate)
     timed degenerate $KB degenerate --write
     grep -v '\[\]' "$LOGS/degenerate.log" | cut -c1-160

@@ -12,15 +12,19 @@ baselines/<gpu>/compiled.json, KernelBench's layout, written as the C++ side wri
 as soon as the problem is done: a figure (with the eager mean of the same sitting, the first call's
 compile time and the check against eager, flagged when it differs beyond atol/rtol) or, where there
 is none, the reason (compile failed, ran past its limit, worker died). A problem that already has a
-record is skipped (--force runs it again, --retry-failed runs those that have only a reason), so a
-sitting that is cut off (--time-limit-s) keeps what it finished and the next starts where it
-stopped. --compare-with-recorded writes to a side file instead (--side-record) and prints a table
+record made with this PyTorch (its "torch" field) is skipped; one made with another (or with none
+noted, as an AOTInductor figure) is stale and run again (--force runs every problem again,
+--retry-failed those that have only a reason), so a sitting that is cut off (--time-limit-s) keeps
+what it finished and the next starts where it stopped. One sitting writes a record at a time: a
+second waits for the first, then skips what the first recorded. --level selections run slowest
+compiles first; --problems run in the order given (kbench asks in the order its GPUs will need
+them). --compare-with-recorded writes to a side file instead (--side-record) and prints a table
 against the figures already recorded (the AOTInductor ones), to compare the two paths. Needs
 PyTorch >= 2.0 with CUDA. Its own options:
   [--record PATH] [--retry-failed] [--timing-timeout-s T] [--log-dir DIR]
-  [--compare-with-recorded [--side-record PATH]]
+  [--devices LIST] [--gpu-locks PATH[,PATH...]] [--compare-with-recorded [--side-record PATH]]
 
---path aoti [--eval]: AOTInductor packages, timed later from C++ by `kbench baseline --compiled`.
+--path aoti [--eval]: AOTInductor packages, which kbench's worker times from C++ (--compiled recorded).
 Needs PyTorch >= 2.6 with CUDA (torch.export + torch._inductor.aoti_compile_and_package). Each
 problem is exported with the inputs its manifest generator makes under seed 1. Non-tensor inputs
 (scalars) become constants of the package, which takes the tensor inputs only, in order; the sidecar
@@ -36,18 +40,32 @@ or Dropout.
 Both paths build each problem exactly as scripts/tools/export_problems.py builds it (same MODEL_SEED, so
 the same weights), on the GPU, in training mode as the C++ reference runs it (KernelBench references
 run with BatchNorm batch statistics and Dropout active), and compare outputs with atol = rtol = 1e-2
-or the manifest's. Problems run in parallel, --jobs at a time, each in its own spawned process (a
-crash or an OOM in one does not stop the others). A problem's GPU memory is estimated from the
-manifest's input and weight bytes and workers are admitted only while the estimates fit the GPU; one
-that runs out of memory anyway is retried once alone. A failed worker's output is kept in its log.
+or the manifest's. Problems run in parallel, --jobs at a time in all, each in its own spawned process
+(a crash or an OOM in one does not stop the others) on one GPU, which the worker sees as cuda:0 (its
+CUDA_VISIBLE_DEVICES names that GPU alone). The aoti path uses CUDA device 0; the inductor path
+spreads its workers over --devices (CUDA ordinals as this process sees them, default 0; all of one
+GPU model, as the record is one model's; a figure's "device" names the ordinal as given). A
+problem's GPU memory is estimated from the manifest's input and weight bytes; each device has its
+budget, and a worker starts on the device with the fewest workers among those where its estimate
+still fits. One that runs out of memory anyway is retried once alone on its device (the others go
+on). A failed worker's output is kept in its log.
 
-The inductor path's workers compile at low CPU priority and leave two cores free; the timing itself
-holds a GPU lock file exclusively (one problem timed at a time) at full priority, and a worker's
+The inductor path's workers compile at low CPU priority and leave two cores free. Each device has a
+GPU lock file (--gpu-locks, in --devices' order; default <tmp>/kbench-gpu<N>-timing.lock, N the GPU
+that CUDA_VISIBLE_DEVICES maps the ordinal to, as kbench's C++ side names it): a worker's timing
+holds its device's lock exclusively (one problem timed at a time on a GPU) at full priority, and its
 other GPU work (setup, the eager reference, the check, inductor's autotuning benchmarks) holds it
-shared, so that none of it runs while another problem is timed (only the kernels of the compiled
-first call itself, a single forward, are not covered). The compile limit
-(--problem-timeout-s) counts from the worker's start to the end of the check; waiting for the lock
-is not counted, and the timing has its own limit (--timing-timeout-s).
+shared, so that none of it runs while another problem is timed there (only the kernels of the
+compiled first call itself, a single forward, are not covered). kbench's C++ side, when it makes
+baselines on demand, passes the lock files that its own evaluations hold exclusively on those GPUs:
+a baseline is never timed beside a candidate, and nothing of the sitting runs on a GPU while a
+candidate is timed there. The compile limit (--problem-timeout-s) counts from the worker's start to
+the end of the check; waiting for the lock is not counted, and the timing has its own limit
+(--timing-timeout-s).
+
+Output: a line per problem (--json: an object with level, id, name, status, detail, seconds), then a
+summary. On the inductor path, a finished problem's line of text ends with the sitting's progress,
+"[12/250 done, ~8.3 min left]", and the summary tells the sitting's devices (--json: "devices").
 """
 import argparse
 import contextlib
@@ -78,7 +96,7 @@ TIMING_WARMUP, TIMING_TRIALS = 3, 100  # kbench's protocol (kbench baseline's de
 COMPILE_NICE = 10  # how much lower a compiling worker's CPU priority is than the timing's
 FREE_CORES = 2  # left to the timed worker and the parent by the inductor path
 INDUCTOR_PATH = "torch.compile (inductor, default mode), in process; timed from Python with kbench's protocol"
-AOTI_PATH = "AOTInductor package, timed from C++ (kbench baseline --compiled)"
+AOTI_PATH = "AOTInductor package, timed from C++ (kbench baseline --compiled)"  # as older records name it
 TIMING_FIELDS = ("mean", "std", "min", "max", "median", "num_trials", "cv", "noisy", "hidden_work_trials")
 
 
@@ -119,6 +137,21 @@ def lock_file(kind, key=None):
     path) makes one per file."""
     suffix = f"-{hashlib.sha1(str(key).encode()).hexdigest()[:12]}" if key is not None else ""
     return Path(tempfile.gettempdir()) / f"kbench-{kind}{suffix}.lock"
+
+
+def visible_device(ordinal, visible):
+    """The GPU that CUDA ordinal `ordinal` is under CUDA_VISIBLE_DEVICES `visible` (None or "": all
+    GPUs), as that variable names it: ("2,3", 1) -> "3". An ordinal past the list stays as it is
+    (CUDA has no such device; main refuses it), as sandbox/gpu_lock.cpp maps it."""
+    entries = visible.split(",") if visible else []
+    return entries[ordinal] if ordinal < len(entries) else str(ordinal)
+
+
+def default_gpu_lock(ordinal):
+    """sandbox/gpu_lock.cpp's gpu_lock_path: named after the GPU rather than the ordinal, so that
+    processes with different CUDA_VISIBLE_DEVICES agree."""
+    gpu = re.sub(r"[^A-Za-z0-9-]", "_", visible_device(ordinal, os.environ.get("CUDA_VISIBLE_DEVICES")))
+    return lock_file(f"gpu{gpu}-timing")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -165,7 +198,7 @@ def remove_stale_tmp(path):
 
 
 def store_entry(path, level, name, entry):
-    """Read afresh before each write: `kbench baseline --compiled` may have added entries meanwhile."""
+    """Read afresh before each write: another writer may have added entries meanwhile."""
     doc = read_record(path)
     level_key, file_key = record_keys(level, name)
     doc.setdefault(level_key, {})[file_key] = entry
@@ -206,11 +239,17 @@ def reason_entry(reason, torch_version, hardware, created):
             "created": created}
 
 
-def record_counts(doc, problems):
-    """(figures, reasons) among `problems` ((level, name) pairs) in the record."""
-    entries = [recorded_entry(doc, level, name) for level, name in problems]
+def current(entry, torch_version):
+    """Whether a recorded entry was made with this PyTorch (one without "torch", as an AOTInductor
+    figure, was not): a stale one is made again."""
+    return entry is not None and entry.get("torch") == torch_version
+
+
+def record_counts(doc, problems, torch_version):
+    """(figures, reasons) among `problems` ((level, name) pairs) in the record, made with this PyTorch."""
+    entries = [e for e in (recorded_entry(doc, level, name) for level, name in problems) if current(e, torch_version)]
     figures = sum(1 for e in entries if has_figure(e))
-    return figures, sum(1 for e in entries if e is not None) - figures
+    return figures, len(entries) - figures
 
 
 def throughput(done, elapsed_s, total):
@@ -369,10 +408,10 @@ def describe(meta, target):
 
 
 class GpuLock:
-    """The sitting's GPU lock: a file all workers open (flock, so a worker that dies releases it).
+    """A device's GPU lock: a file all workers on it open (flock, so a worker that dies releases it).
     Timing holds it exclusively; a worker's other GPU work holds it shared, so that none of it runs
-    while another problem is timed. Re-entrant within the process: inductor may benchmark inside a
-    section that already holds it (a recompile during timing)."""
+    while another problem is timed on that GPU. Re-entrant within the process: inductor may
+    benchmark inside a section that already holds it (a recompile during timing)."""
 
     def __init__(self, path):
         self.path, self.fd, self.mode, self.depth = str(path), None, None, 0
@@ -485,7 +524,7 @@ def compile_and_time(job, opts, phases):
     entry = job["entry"]
     device = torch.device("cuda")
     atol, rtol = tolerances(entry)
-    gpu_lock = GpuLock(opts["gpu_lock"])
+    gpu_lock = GpuLock(opts["gpu_locks"][job["device"]])
     print(f"inductor's GPU benchmarks hold the GPU lock shared: {lock_inductor_benchmarks(gpu_lock)}", flush=True)
     module = problem_source.load_module(Path(job["source"]))
     generator = problem_source.compile_input_generator(entry["input_generator"])
@@ -510,7 +549,7 @@ def compile_and_time(job, opts, phases):
     return {"status": "ok", "compiled": timed, "eager": eager, "compile_s": compile_s,
             "matches_eager": bool(matches), "max_abs_error": max_err, "note": note, "atol": atol, "rtol": rtol,
             "stochastic": bool(entry.get("stochastic", False)), "torch": torch.__version__,
-            "hardware": torch.cuda.get_device_name(device), "device": f"cuda:{torch.cuda.current_device()}"}
+            "hardware": torch.cuda.get_device_name(device), "device": f"cuda:{job['device']}"}
 
 
 def error_line(e):
@@ -537,6 +576,8 @@ def worker_main(job, conn, opts, work):
     """Entry point of a spawned worker: runs work(job, opts, phases) and sends its result. The worker
     leads its own process group (so that the parent can kill what it started: inductor's compile
     processes, AOTInductor's C++ compiler); its stdout/stderr (and theirs) go to the job's log."""
+    # Before torch is imported (by `work`): the job's GPU becomes this process's only one, cuda:0.
+    os.environ["CUDA_VISIBLE_DEVICES"] = visible_device(job["device"], os.environ.get("CUDA_VISIBLE_DEVICES"))
     os.setpgrp()
     die_with_parent()
     phases = Phases(conn)
@@ -586,6 +627,24 @@ def estimate_gpu_bytes(entry):
     return 2 * int(entry.get("weight_bytes", 0)) + 3 * int(entry.get("input_bytes", 0)) + 2 * GIB
 
 
+def device_budgets(devices, jobs, cuda):
+    """(GPU model, {ordinal: GPU memory budget in bytes}) of the CUDA ordinals `devices`, from `cuda`
+    (torch.cuda; a stand-in in the test). ValueError (one line) where CUDA lacks one of them, or where
+    they are not all one GPU model: a record is one model's."""
+    count = cuda.device_count()
+    missing = [d for d in devices if d >= count]
+    if missing:
+        raise ValueError(f"--devices {','.join(map(str, missing))}: no such CUDA device (this process sees "
+                         f"{count})")
+    names = {d: cuda.get_device_name(d) for d in devices}
+    if len(set(names.values())) > 1:
+        listed = ", ".join(f"{d}: {name}" for d, name in names.items())
+        raise ValueError(f"--devices are not all one GPU model ({listed}); a record is one model's")
+    # Each worker's CUDA context costs some, and any number of the --jobs may be on one device.
+    return names[devices[0]], {d: max(GIB, int(0.9 * cuda.get_device_properties(d).total_memory) - jobs * GIB)
+                               for d in devices}
+
+
 def slowest_first(problems, manifest):
     """Level 3, then 2, then 1, each by weight bytes, largest first: the longest compiles start early
     in a sitting, never just before it ends."""
@@ -596,9 +655,10 @@ def slowest_first(problems, manifest):
 
 
 class AotiPath:
-    """--path aoti: packages into the cache; `kbench baseline --compiled` times them later."""
+    """--path aoti: packages into the cache; kbench's worker times them (--compiled recorded)."""
     name, min_torch = "aoti", (2, 6)
     statuses = ("ok", "cached", "skipped", "failed")
+    finished = ()  # its lines tell no progress
 
     def __init__(self, args, slug):
         self.args, self.slug = args, slug
@@ -648,6 +708,7 @@ class InductorPath:
     """--path inductor: torch.compile in process, timed in the worker; records as they finish."""
     name, min_torch = "inductor", (2, 0)
     statuses = ("figure", "reason", "recorded", "has-reason", "skipped", "cut-off", "not-started")
+    finished = ("figure", "reason")  # a sitting's job ends in one of these: its line tells the progress
 
     def __init__(self, args, slug, gpu_name, torch_version):
         self.args, self.slug, self.gpu_name, self.torch_version = args, slug, gpu_name, torch_version
@@ -660,39 +721,51 @@ class InductorPath:
         self.doc = read_record(self.record)
         self.work = compile_and_time
         usable = max(1, (os.cpu_count() or 1) - FREE_CORES)
-        self.opts = {"compile_threads": max(1, usable // args.jobs), "gpu_lock": str(lock_file("gpu-timing")),
-                     "nice": os.getpriority(os.PRIO_PROCESS, 0)}
+        self.opts = {"compile_threads": max(1, usable // args.jobs),
+                     "gpu_locks": dict(zip(args.devices, args.gpu_locks)), "nice": os.getpriority(os.PRIO_PROCESS, 0)}
         self.limits = {"compile": args.problem_timeout_s, "timing": args.timing_timeout_s}
 
     def where(self):
         return f"record {self.record}"
 
     def order(self, problems, manifest):
-        return slowest_first(problems, manifest)
+        # --problems come in the order kbench's GPUs will need them
+        return problems if self.args.problems else slowest_first(problems, manifest)
 
     def existing(self, level, name, entry):
         recorded = recorded_entry(self.doc, level, name)
+        if not current(recorded, self.torch_version):
+            return None
         if has_figure(recorded):
             return "recorded", f"{recorded['mean']:.4g} ms, {recorded.get('path', 'path not recorded')}"
-        if recorded is not None and not self.args.retry_failed:
+        if not self.args.retry_failed:
             return "has-reason", recorded.get("reason", "no figure, no reason given")
         return None
 
     def job_fields(self, level, name, entry):
-        return {"log": str(self.log_dir / f"level{level}_{name}.log"), "detail": ""}
+        recorded = recorded_entry(self.doc, level, name)
+        stale = recorded is not None and not current(recorded, self.torch_version)
+        return {"log": str(self.log_dir / f"level{level}_{name}.log"),
+                "detail": f"recorded with torch {recorded.get('torch', 'unknown')}: stale" if stale else ""}
 
     @contextlib.contextmanager
     def sitting(self):
-        """One sitting at a time per record: a second would redo the first's problems and race its writes."""
+        """One sitting at a time per record: a second would redo the first's problems and race its
+        writes. It waits for the first instead, then skips what the first recorded."""
         fd = os.open(str(lock_file("record", self.record.resolve())), os.O_RDWR | os.O_CREAT, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"compile_baselines: waiting for another sitting writing {self.record}", file=sys.stderr,
+                      flush=True)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:  # interrupted while waiting
             os.close(fd)
-            raise SystemExit(f"compile_baselines: another run is writing {self.record}; not starting a second")
+            raise
         try:
             remove_stale_tmp(self.record)
-            self.doc = read_record(self.record)  # what the run that held the lock before wrote
+            self.doc = read_record(self.record)  # what the sitting that held the lock before wrote
             yield
         finally:
             os.close(fd)
@@ -755,10 +828,22 @@ def plan(args, manifest, path):
 
 
 class Reporter:
-    def __init__(self, as_json, statuses):
+    def __init__(self, as_json, statuses, finished=()):
         self.as_json = as_json
         self.counts = {status: 0 for status in statuses}
         self.mismatched = 0
+        self.finished = finished  # the statuses that end a job of the sitting
+        self.jobs, self.started = 0, time.time()
+
+    def begin(self, jobs):
+        """The sitting's `jobs` jobs start now (after any wait for another sitting)."""
+        self.jobs, self.started = jobs, time.time()
+
+    def progress(self):
+        """'  [12/250 done, ~8.3 min left]': the rest at the rate of the sitting so far."""
+        done = sum(self.counts[s] for s in self.finished)
+        _, left_min = throughput(done, time.time() - self.started, self.jobs - done)
+        return f"  [{done}/{self.jobs} done" + (f", ~{left_min:.1f} min left]" if left_min is not None else "]")
 
     def emit(self, level, pid, name, status, detail, seconds, extra=None):
         self.counts[status] = self.counts.get(status, 0) + 1
@@ -768,7 +853,8 @@ class Reporter:
             record.update(extra or {})
             print(json.dumps(record), flush=True)
         else:
-            print(f"{status:10s} level{level}/{name}  {seconds:.1f}s  {detail}", flush=True)
+            progress = self.progress() if status in self.finished else ""
+            print(f"{status:10s} level{level}/{name}  {seconds:.1f}s  {detail}{progress}", flush=True)
 
     def emit_many(self, jobs, status, detail):
         """Problems that share an outcome (not started at the deadline): one line of text for all."""
@@ -811,34 +897,41 @@ def stop(proc):
     proc.join()
 
 
-def run_jobs(jobs, args, path, reporter, budget, t_start):
-    """Runs the jobs in spawned workers, --jobs at a time and within the GPU memory budget, handing
-    each result to path.deliver. Returns None, or why the sitting was cut off ('time limit (S s)',
-    'interrupted'): the running workers are then killed and not delivered, so the next sitting
-    redoes them."""
+def run_jobs(jobs, args, path, reporter, budgets, t_start):
+    """Runs the jobs in spawned workers, --jobs at a time in all, each on one device of `budgets`
+    ({CUDA ordinal: GPU memory budget}) within that device's budget, handing each result to
+    path.deliver. Returns None, or why the sitting was cut off ('time limit (S s)', 'interrupted'):
+    the running workers are then killed and not delivered, so the next sitting redoes them."""
     ctx = multiprocessing.get_context("spawn")
     pending = list(jobs)
     running = {}  # receiving connection -> Running
 
-    def reserved():
-        return sum(r.job["estimate"] for r in running.values())
+    def on(device):
+        return [r.job for r in running.values() if r.job["device"] == device]
 
-    def exclusive_running():
-        return any(r.job["exclusive"] for r in running.values())
+    def fits(job, device):
+        budget = budgets[device]
+        return sum(j["estimate"] for j in on(device)) + min(job["estimate"], budget) <= budget
 
     def pick():
-        if exclusive_running() or len(running) >= args.jobs:
+        """(job, device) to start next, or None."""
+        if len(running) >= args.jobs:
             return None
+        # A job to be run alone keeps its device: nothing else starts there until it has run.
+        held = {j["device"] for j in pending if j["exclusive"]} | \
+               {r.job["device"] for r in running.values() if r.job["exclusive"]}
         for k, job in enumerate(pending):
             if job["exclusive"]:
-                if not running:
-                    return pending.pop(k)
-                return None  # an exclusive job waits at the head until the GPU is empty
-            if not running or reserved() + min(job["estimate"], budget) <= budget:
-                return pending.pop(k)
+                if not on(job["device"]):
+                    return pending.pop(k), job["device"]
+                continue
+            free = [d for d in budgets if d not in held and fits(job, d)]
+            if free:
+                return pending.pop(k), min(free, key=lambda d: len(on(d)))  # the first of the least busy
         return None
 
-    def start(job):
+    def start(job, device):
+        job["device"] = device
         recv, send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=worker_main, args=(job, send, path.opts, path.work),
                            name=f"{path.name}-{job['name']}")
@@ -858,11 +951,12 @@ def run_jobs(jobs, args, path, reporter, budget, t_start):
             result = {"status": "failed", "detail": f"worker died ({why})"}
         path.cleanup(job, proc.pid)
         if result["status"] == "failed" and result.get("oom") and not job["retried"]:
-            # Out of memory, perhaps only because others held the GPU: once more, alone.
+            # Out of memory, perhaps only because others held the GPU: once more, alone on it.
             job["exclusive"], job["retried"] = True, True
             pending.insert(0, job)
             if not args.json:
-                print(f"retry      level{job['level']}/{job['name']}  out of GPU memory; again, alone", flush=True)
+                print(f"retry      level{job['level']}/{job['name']}  out of GPU memory; again, alone on "
+                      f"cuda:{job['device']}", flush=True)
             return
         path.deliver(job, result, time.time() - run.started, reporter)
 
@@ -888,10 +982,10 @@ def run_jobs(jobs, args, path, reporter, budget, t_start):
                 reporter.emit_many(pending, "not-started", f"deadline ({args.deadline_s:g} s)")
                 pending.clear()
             while pending:
-                job = pick()
-                if job is None:
+                picked = pick()
+                if picked is None:
                     break
-                start(job)
+                start(*picked)
             if not running:
                 continue
             for conn in wait(list(running), timeout=0.5):
@@ -943,7 +1037,7 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--path", choices=("inductor", "aoti"), default="inductor",
                     help="inductor: torch.compile in process, timed from Python, recorded (default); "
-                         "aoti: AOTInductor packages for `kbench baseline --compiled`")
+                         "aoti: AOTInductor packages, timed by kbench's worker")
     ap.add_argument("--level", type=int, choices=(1, 2, 3), action="append", help="level(s); default all")
     ap.add_argument("--problem", type=int, help="one problem id (with --level)")
     ap.add_argument("--problems", nargs="+", metavar="L:P",
@@ -972,6 +1066,12 @@ def parse_args(argv=None):
                           help="limit on timing eager and compiled, once the GPU lock is held (default 180; "
                                "the slowest problem takes about 30 s)")
     inductor.add_argument("--log-dir", help="failed workers' logs (default <cache>/compiled-logs/<gpu>)")
+    inductor.add_argument("--devices", metavar="LIST",
+                          help="CUDA ordinals (as this process sees them, e.g. 0,1) to spread the workers over, "
+                               "all of one GPU model (default 0)")
+    inductor.add_argument("--gpu-locks", metavar="PATH[,PATH...]",
+                          help="the GPU lock file of each of --devices, in order (default "
+                               f"{lock_file('gpu<N>-timing')}, N the GPU as CUDA_VISIBLE_DEVICES names it)")
     inductor.add_argument("--compare-with-recorded", action="store_true",
                           help="record into --side-record instead, then print a table against the record's figures")
     inductor.add_argument("--side-record",
@@ -983,7 +1083,8 @@ def parse_args(argv=None):
 
     inductor_only = [o for o, v in (("--record", args.record), ("--retry-failed", args.retry_failed),
                                     ("--log-dir", args.log_dir), ("--side-record", args.side_record),
-                                    ("--compare-with-recorded", args.compare_with_recorded)) if v]
+                                    ("--compare-with-recorded", args.compare_with_recorded),
+                                    ("--devices", args.devices), ("--gpu-locks", args.gpu_locks)) if v]
     if args.path == "aoti" and inductor_only:
         ap.error(f"{', '.join(inductor_only)}: for --path inductor only")
     if args.path == "inductor" and args.eval:
@@ -1006,7 +1107,25 @@ def parse_args(argv=None):
         ap.error("--jobs must be at least 1")
     if args.gpu_name and not args.dry_run:
         ap.error("--gpu-name only applies to --dry-run (a real run uses the CUDA device's name)")
+    args.devices = parse_devices(ap, "0" if args.devices is None else args.devices)
+    if args.gpu_locks is None:
+        args.gpu_locks = [str(default_gpu_lock(d)) for d in args.devices]
+    else:
+        args.gpu_locks = args.gpu_locks.split(",")
+        if len(args.gpu_locks) != len(args.devices) or not all(args.gpu_locks):
+            ap.error(f"--gpu-locks: one lock file per device of --devices ({len(args.devices)}), comma-separated")
     return args
+
+
+def parse_devices(ap, text):
+    """'0,1' -> [0, 1]; anything else than distinct ordinals is a usage error."""
+    try:
+        devices = [int(d) for d in text.split(",")]
+    except ValueError:
+        ap.error(f"--devices: expected CUDA ordinals such as 0,1, got {text!r}")
+    if any(d < 0 for d in devices) or len(set(devices)) != len(devices):
+        ap.error(f"--devices: expected distinct CUDA ordinals such as 0,1, got {text!r}")
+    return devices
 
 
 def print_dry_run(args, planned, path, version, slug, notes):
@@ -1058,7 +1177,7 @@ def print_sitting_summary(args, path, reporter, elapsed_s, stopped):
     problems = all_problems()
     total = len(problems)
     per_min, all_min = throughput(done, elapsed_s, total)
-    figures, reasons = record_counts(read_record(path.record), problems)
+    figures, reasons = record_counts(read_record(path.record), problems, path.torch_version)
     remaining_min = (total - figures - reasons) / per_min if per_min > 0 else None
 
     def minutes(m):
@@ -1072,10 +1191,11 @@ def print_sitting_summary(args, path, reporter, elapsed_s, stopped):
               "records": f"{figures + reasons}/{total}", "records_figures": figures, "records_reasons": reasons,
               "stopped": (stopped or "finished").replace(" ", "_")}
     if args.json:
-        print(json.dumps({"summary": fields, "record": str(path.record)}), flush=True)
+        print(json.dumps({"summary": fields, "record": str(path.record), "devices": args.devices}), flush=True)
     else:
         line = " ".join(f"{k}={v}" for k, v in fields.items())
-        print(f"compile_baselines summary: {line} record={path.record}", flush=True)
+        print(f"compile_baselines summary: {line} devices={','.join(map(str, args.devices))} record={path.record}",
+              flush=True)
 
 
 def print_comparison(path, planned):
@@ -1137,7 +1257,14 @@ def main():
                   "timed here; nothing to do")
             return 0
 
-    gpu_name = args.gpu_name or (torch.cuda.get_device_name(0) if cuda else None)
+    gpu_name, budgets = args.gpu_name, None
+    if cuda:
+        try:
+            name, budgets = device_budgets(args.devices, args.jobs, torch.cuda)
+        except ValueError as e:
+            print(f"compile_baselines: {e}", file=sys.stderr)
+            return 2
+        gpu_name = gpu_name or name
     slug = gpu_slug(gpu_name) if gpu_name else "<gpu>"
     try:
         path = AotiPath(args, slug) if args.path == "aoti" else InductorPath(args, slug, gpu_name, version)
@@ -1158,24 +1285,26 @@ def main():
         return 0
 
     signal.signal(signal.SIGTERM, interrupt)
-    reporter = Reporter(args.json, path.statuses)
-    total_memory = torch.cuda.get_device_properties(0).total_memory
-    budget = max(GIB, int(0.9 * total_memory) - args.jobs * GIB)  # each worker's CUDA context costs some
-    with path.sitting():
-        planned = list(plan(args, manifest, path))
-        jobs = []
-        for level, pid, name, status, detail, job in planned:
-            if status == "run":
-                jobs.append(job)
-            else:
-                reporter.emit(level, pid, name, status, detail, 0.0)
-        stopped = run_jobs(jobs, args, path, reporter, budget, t_start) if jobs else None
+    reporter = Reporter(args.json, path.statuses, path.finished)
+    try:
+        with path.sitting():
+            planned = list(plan(args, manifest, path))
+            jobs = []
+            for level, pid, name, status, detail, job in planned:
+                if status == "run":
+                    jobs.append(job)
+                else:
+                    reporter.emit(level, pid, name, status, detail, 0.0)
+            reporter.begin(len(jobs))
+            stopped = run_jobs(jobs, args, path, reporter, budgets, t_start) if jobs else None
+    except KeyboardInterrupt:  # while waiting for another sitting: nothing was started
+        return 130
 
     interrupted = 130 if stopped == "interrupted" else 0
     if args.path == "aoti":
         print_aoti_summary(args, reporter, version, gpu_name, time.time() - t_start)
         return interrupted or (1 if reporter.counts["failed"] else 0)
-    print_sitting_summary(args, path, reporter, time.time() - t_start, stopped)
+    print_sitting_summary(args, path, reporter, time.time() - reporter.started, stopped)
     if args.compare_with_recorded:
         print_comparison(path, planned)
     return interrupted  # a reason recorded is a result, not a failure of this script

@@ -31,5 +31,6 @@ void add_problem_commands(CLI::App& app, GlobalOptions& g, int& exit_code);     
 void add_evaluation_commands(CLI::App& app, GlobalOptions& g, int& exit_code);  // eval, batch, report
 void add_service_commands(CLI::App& app, GlobalOptions& g, int& exit_code);     // ci, serve, the hidden workers
 void add_sweep_commands(CLI::App& app, GlobalOptions& g, int& exit_code);       // baseline, degenerate, footprint
+void add_baseline_command(CLI::App& app, GlobalOptions& g, int& exit_code);     // baseline (of the sweeps)
 
 }  // namespace kbench::cli

@@ -1,4 +1,5 @@
 // kbench eval, batch and report: one submission, a directory of them, and their scores.
+#include <array>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -7,11 +8,13 @@
 #include "check/verdict.h"
 #include "cli/command_support.h"
 #include "cli/option_flags.h"
+#include "compile/child_process.h"
 #include "log/log.h"
 #include "report/printers.h"
 #include "report/records.h"
 #include "report/scoring.h"
 #include "sandbox/batch.h"
+#include "sandbox/compiled_on_demand.h"
 #include "sandbox/eval_options.h"
 #include "serve/client.h"
 
@@ -50,6 +53,46 @@ nlohmann::json evaluate_remotely(const EvalCommand& c) {
   return serve::evaluate_remote(c.server, !c.token.empty() ? c.token : env_or_empty("KBENCH_SERVE_TOKEN"), body);
 }
 
+// --compiled on-demand: the compiled baseline found or made before the worker starts
+// (sandbox/compiled_on_demand.h). In a process of its own: finding the GPU's model starts CUDA, which
+// a process that forks its worker must not.
+nlohmann::json compiled_figure_for(const sandbox::EvalRequest& req, const GlobalOptions& g, bool in_process) {
+  if (in_process) {
+    const auto catalog = load_catalog(g);
+    sandbox::CompiledOnDemand maker(catalog, gpu_for("eval", req.device).name, {req.device});
+    return maker.figure(req.level, req.problem);
+  }
+  std::vector<std::string> args = {"__compiled-figure", std::to_string(req.level), std::to_string(req.problem),
+                                   std::to_string(req.device)};
+  if (!g.root.empty()) args.insert(args.end(), {"--root", g.root});
+  compile::ChildOptions options;
+  options.environment = compile::current_environment();
+  std::string last;  // the figure, once the child is done; before that its progress, passed on
+  options.on_line = [&last](const std::string& line) {
+    if (!last.empty()) std::cerr << last << "\n";
+    last = line;
+  };
+  const auto child = compile::run_child(compile::this_executable(), args, options);
+  const auto figure = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
+  if (!child.exited_cleanly() || !figure.is_object()) return {{"source", "none: on demand: " + last}};
+  return figure;
+}
+
+void add_compiled_figure(CLI::App& app, GlobalOptions& g, int& exit_code) {
+  auto* cmd = app.add_subcommand("__compiled-figure", "");
+  cmd->group("");  // hidden: eval's --compiled on-demand starts it
+  auto at = std::make_shared<std::array<int, 3>>();  // level, problem, device
+  cmd->add_option("level", (*at)[0])->required();
+  cmd->add_option("problem", (*at)[1])->required();
+  cmd->add_option("device", (*at)[2])->required();
+  cmd->callback([&g, &exit_code, at] {
+    const auto catalog = load_catalog(g);
+    sandbox::CompiledOnDemand maker(catalog, gpu_for("eval --compiled on-demand", (*at)[2]).name, {(*at)[2]});
+    std::cout << maker.figure((*at)[0], (*at)[1]).dump() << std::endl;
+    exit_code = 0;
+  });
+}
+
 void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
   auto* cmd = app.add_subcommand("eval", "compile a submission, check it against the reference (5 trials and 3 robustness "
                                          "trials), time it against eager and the compiled baseline, then the ablation run "
@@ -78,6 +121,8 @@ void add_eval(CLI::App& app, GlobalOptions& g, int& exit_code) {
       record = evaluate_remotely(*c);
     } else {
       load_catalog(g).get(req.level, req.problem);  // problem errors are the user's: say so before spending a worker
+      if (req.compiled == "on-demand" && req.time && !req.compile_only && launch::built_with_cuda())
+        req.compiled_figure = compiled_figure_for(req, g, c->in_process);
       record = c->in_process ? sandbox::evaluate(req)
                              : sandbox::evaluate_isolated(req, c->settings.budgets, sandbox::kForkWithoutExec);
     }
@@ -163,6 +208,8 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->type_name("N")->default_str("all cores");
   cmd->add_flag("--build-only", o.build_only,
                 "compile every submission (NVRTC, ModelNew extensions) into the caches and stop: no GPU needed");
+  // A batch makes the compiled baselines its GPUs lack ahead of them, once per machine and problem.
+  c->settings.request.compiled = "on-demand";
   add_evaluation_flags(cmd, c->settings, Command::batch);
   cmd->callback([&g, &exit_code, c] {
     apply_logging(g);
@@ -223,6 +270,7 @@ void add_report(CLI::App& app, GlobalOptions& g, int& exit_code) {
 
 void add_evaluation_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
   add_eval(app, g, exit_code);
+  add_compiled_figure(app, g, exit_code);
   add_batch(app, g, exit_code);
   add_report(app, g, exit_code);
 }

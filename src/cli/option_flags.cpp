@@ -71,7 +71,7 @@ std::string option_text(const CLI::Option* opt) {
 
 void add_rows(const CLI::App& command, const std::string& name, std::vector<Row>& rows) {
   for (const CLI::Option* opt : command.get_options()) {
-    if (!opt->nonpositional() || (name != "all" && opt == command.get_help_ptr())) continue;
+    if (!opt->nonpositional() || opt->get_group().empty() || (name != "all" && opt == command.get_help_ptr())) continue;  // hidden
     const auto option = option_text(opt);
     const auto& meaning = opt->get_description();
     auto row = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.option == option && r.meaning == meaning; });

@@ -1,6 +1,5 @@
-// kbench baseline, degenerate and footprint: facts measured problem by problem on a GPU, each
-// problem on its own (one that fails gets a FAILED line, and the sweep goes on).
-#include <chrono>
+// kbench degenerate and footprint: facts measured problem by problem on a GPU, each problem on its
+// own (one that fails gets a FAILED line, and the sweep goes on). kbench baseline: baseline_command.cpp.
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -12,9 +11,7 @@
 #include "compile/submission.h"
 #include "log/number_text.h"
 #include "problems/reference.h"
-#include "report/baselines.h"
 #include "sandbox/evaluation.h"
-#include "timing/reference_timing.h"
 
 namespace kbench::cli {
 namespace {
@@ -85,59 +82,6 @@ void add_sweep_options(CLI::App* cmd, ProblemSweep& sweep, bool writes) {
   add_problem_options(cmd, sweep.level, sweep.id, /*required=*/false);
   add_device_option(cmd, sweep.device);
   if (writes) cmd->add_flag("--write", sweep.write, "record each problem in problems/<command>.json as it is measured");
-}
-
-void add_baseline(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  auto* cmd = app.add_subcommand("baseline", "(GPU) times the eager references, into baselines/<gpu>/eager.json; "
-                                             "--compiled also times each problem's AOTInductor package into compiled.json");
-  auto sweep = std::make_shared<ProblemSweep>();
-  auto options = std::make_shared<timing::TimingOptions>();
-  auto no_record = std::make_shared<bool>(false), compiled = std::make_shared<bool>(false);
-  add_sweep_options(cmd, *sweep, /*writes=*/false);
-  cmd->add_flag("--compiled", *compiled, "also time each problem's AOTInductor package (scripts/tools/compile_baselines.py)");
-  cmd->add_option("--trials", options->trials, "timed trials per problem")
-      ->check(CLI::Range(1, 100000))->type_name("N")->capture_default_str();
-  cmd->add_option("--warmup", options->warmup, "warm-up runs before timing")
-      ->check(CLI::Range(0, 10000))->type_name("N")->capture_default_str();
-  cmd->add_flag("--no-record", *no_record, "print only; leave baselines/ untouched");
-  cmd->callback([&g, &exit_code, sweep, options, no_record, compiled] {
-    apply_logging(g);
-    const int device = sweep->device, level = sweep->level, id = sweep->id;
-    const auto gpu = gpu_for("baseline", device);
-    const auto catalog = load_catalog(g);
-    int failed = 0;
-    const auto sweep_start = std::chrono::steady_clock::now();
-    const auto rows = sweep_problems(catalog, level, id, g.json, failed, [&](const problems::Problem& p, nlohmann::json& row) {
-      const auto t = timing::time_reference(p, device, *options, *compiled ? report::gpu_slug(gpu.name) : "");
-      row["load_ms"] = t.load_ms;
-      row["inputs_ms"] = t.inputs_ms;
-      row["eager"] = timing::to_json(t.forward);
-      if (!*no_record) report::record_baseline(gpu.name, "eager", p.level, p.name, timing::baseline_entry(t.forward, gpu.name, device));
-      std::string compiled_text;
-      if (t.compiled) {
-        row["compiled"] = timing::to_json(*t.compiled);
-        if (!*no_record)
-          report::record_baseline(gpu.name, "compiled", p.level, p.name,
-                                  timing::baseline_entry(*t.compiled, gpu.name, device,
-                                                         "AOTInductor package, timed from C++ (kbench baseline --compiled)"));
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "  compiled %10.4f ms", t.compiled->stats.mean);
-        compiled_text = buf;
-      } else if (*compiled) {
-        row["compiled_unavailable"] = t.compiled_unavailable;
-        compiled_text = "  compiled: none";
-      }
-      char line[160];
-      std::snprintf(line, sizeof line, "load %8.1f ms  inputs %8.1f ms  eager %10.4f ms (cv %.3f)%s", t.load_ms, t.inputs_ms,
-                    t.forward.stats.mean, t.forward.stats.cv, compiled_text.c_str());
-      return std::string(line);
-    });
-    const double sweep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - sweep_start).count();
-    if (g.json) std::cout << nlohmann::json{{"gpu", gpu.name}, {"sweep_s", sweep_s}, {"problems", rows}}.dump(2) << "\n";
-    else std::printf("%zu problems in %.1f s, %d failed%s\n", rows.size(), sweep_s, failed,
-                     *no_record ? "" : (", recorded in " + report::baseline_file(gpu.name, "eager").string()).c_str());
-    exit_code = failed ? 1 : 0;
-  });
 }
 
 void add_degenerate(CLI::App& app, GlobalOptions& g, int& exit_code) {
@@ -240,7 +184,7 @@ void add_footprint(CLI::App& app, GlobalOptions& g, int& exit_code) {
 }  // namespace
 
 void add_sweep_commands(CLI::App& app, GlobalOptions& g, int& exit_code) {
-  add_baseline(app, g, exit_code);
+  add_baseline_command(app, g, exit_code);
   add_degenerate(app, g, exit_code);
   add_footprint(app, g, exit_code);
 }

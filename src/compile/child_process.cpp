@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char** environ;
+
 namespace kbench::compile {
 namespace {
 
@@ -74,7 +76,7 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
 
   ChildResult result;
   const auto start = std::chrono::steady_clock::now();
-  size_t written = 0;
+  size_t written = 0, line_start = 0;  // line_start: where the output's unfinished line begins
   if (options.input.empty()) input.close_end(1);
   for (bool open = true; open;) {
     pollfd fds[2] = {{output.fds[0], POLLIN, 0}, {input.fds[1], POLLOUT, 0}};
@@ -83,8 +85,14 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
     if (fds[0].revents) {
       char buffer[65536];
       const ssize_t n = ::read(output.fds[0], buffer, sizeof buffer);
-      if (n > 0) result.output.append(buffer, static_cast<size_t>(n));
-      else if (n == 0 || errno != EINTR) open = false;
+      if (n > 0) {
+        result.output.append(buffer, static_cast<size_t>(n));
+        if (options.on_line)
+          for (size_t nl; (nl = result.output.find('\n', line_start)) != std::string::npos; line_start = nl + 1)
+            options.on_line(result.output.substr(line_start, nl - line_start));
+      } else if (n == 0 || errno != EINTR) {
+        open = false;
+      }
     }
     if (count == 2 && fds[1].revents) {
       const ssize_t n = ::write(input.fds[1], options.input.data() + written, options.input.size() - written);
@@ -103,6 +111,12 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
   result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   return result;
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> out;
+  for (char** entry = environ; entry && *entry; ++entry) out.emplace_back(*entry);
+  return out;
 }
 
 std::string this_executable() {

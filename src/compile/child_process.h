@@ -3,6 +3,7 @@
 // pass of `kbench batch`, whose children run compilers.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct ChildOptions {
   // one it stays in the caller's group, and dies with it when the caller's group is killed.
   bool own_process_group = false;
   std::string working_directory;  // empty: the caller's
+  // Called with each line of output as it comes (without its newline), for progress; the output is
+  // kept whole in the result all the same.
+  std::function<void(const std::string& line)> on_line;
 };
 
 struct ChildResult {
@@ -29,6 +33,9 @@ struct ChildResult {
 // Throws std::runtime_error only when the process cannot be started.
 ChildResult run_child(const std::string& executable, const std::vector<std::string>& arguments,
                       const ChildOptions& options);
+
+// This process's environment, as "NAME=value" entries (what ChildOptions::environment takes).
+std::vector<std::string> current_environment();
 
 // This process's executable (/proc/self/exe).
 std::string this_executable();

@@ -2,13 +2,10 @@
 
 #include <atomic>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <fcntl.h>
 #include <iterator>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,6 +13,7 @@
 
 #include "compile/child_process.h"
 #include "compile/extension_compile.h"
+#include "compile/file_lock.h"
 #include "compile/nvrtc_compiler.h"
 #include "compile/python_runtime.h"
 #include "compile/submission.h"
@@ -219,25 +217,6 @@ BuildProcess run_build_process(const ExtensionCache& cache, const std::string& k
   return run;
 }
 
-// The cache entry's lock, <cache>/<key>.lock, held while one process builds it: processes that share
-// a cache (a batch's build pass, several machines over a network file system) build each entry once,
-// and the others wait for it. The kernel lets go when the holder exits, however it ends.
-class BuildLock {
- public:
-  BuildLock(const ExtensionCache& cache, const std::string& key)
-      : fd_(::open((cache.dir() / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  ~BuildLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing lets go of the lock
-  }
-  BuildLock(const BuildLock&) = delete;
-  BuildLock& operator=(const BuildLock&) = delete;
-
- private:
-  int fd_;
-};
 }  // namespace
 
 ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arch, const ExtensionCache& cache,
@@ -249,7 +228,9 @@ ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arc
   }
   std::filesystem::create_directories(cache.dir());
   const auto t0 = std::chrono::steady_clock::now();
-  const BuildLock lock(cache, key);
+  // Processes that share a cache (a batch's build pass, several machines over a network file
+  // system) build each entry once: the others wait for its result.
+  const FileLock lock(cache.dir() / (key + ".lock"));
   if (auto hit = cache.lookup(key)) {  // built by the process that held the lock
     hit->name = spec.name;
     hit->waited_seconds = seconds_since(t0);

@@ -12,7 +12,6 @@
 #include "compile/child_process.h"
 #include "compile/submission.h"
 
-extern char** environ;
 
 namespace kbench::compile {
 namespace {
@@ -59,7 +58,7 @@ struct Ran {
 
 Ran run_shell(const std::string& command, const std::filesystem::path& directory) {
   ChildOptions options;
-  for (char** entry = environ; entry && *entry; ++entry) options.environment.emplace_back(*entry);
+  options.environment = current_environment();
   options.working_directory = directory.string();
   const auto t0 = Clock::now();
   const auto child = run_child("/bin/sh", {"-c", command}, options);

@@ -11,11 +11,10 @@
 
 #include <pybind11/embed.h>
 
+#include "compile/child_process.h"
 #include "compile/modelnew_support_source.h"  // generated from modelnew_support.py
 #include "log/elapsed.h"
 #include "problems/catalog.h"
-
-extern char** environ;
 
 namespace py = pybind11;
 
@@ -120,12 +119,6 @@ int audit(const char* event, PyObject* args, void*) {
   return 0;
 }
 
-std::vector<std::string> snapshot_environment() {
-  std::vector<std::string> out;
-  for (char** entry = environ; entry && *entry; ++entry) out.emplace_back(*entry);
-  return out;
-}
-
 py::module_ start_interpreter() {
   const log::PhaseTimer since_start;
   PySys_AddAuditHook(audit, nullptr);  // before Python starts: nothing can run ahead of it
@@ -213,7 +206,7 @@ std::string other_threads() {
 }
 
 const std::vector<std::string>& environment_at_start() {
-  static const std::vector<std::string> environment = snapshot_environment();
+  static const std::vector<std::string> environment = current_environment();
   return environment;
 }
 

@@ -1,7 +1,9 @@
 #include "report/baselines.h"
 
 #include <fstream>
+#include <functional>
 
+#include "compile/file_lock.h"
 #include "compile/submission.h"
 #include "problems/catalog.h"
 
@@ -38,13 +40,26 @@ std::optional<nlohmann::json> recorded_baseline(const std::string& gpu_name, con
   return doc[level_key][file_key];
 }
 
+nlohmann::json compiled_timing_entry(const nlohmann::json& recorded, const std::string& where) {
+  if (!recorded.contains("mean")) return {{"source", "none: " + recorded.value("reason", "no figure") + " (" + where + ")"}};
+  nlohmann::json entry = {{"mean_ms", recorded["mean"]},
+                          {"source", recorded.value("path", "AOTInductor package") + "; " + where}};
+  for (const auto* field : {"torch", "created", "compile_s"})
+    if (recorded.contains(field)) entry[field] = recorded[field];
+  if (!recorded.value("matches_eager", true)) entry["differs_from_eager"] = recorded.value("max_abs_error", 0.0);
+  return entry;
+}
+
 void record_baseline(const std::string& gpu_name, const std::string& kind, int level,
                      const std::string& problem_name, const nlohmann::json& entry) {
   const auto path = baseline_file(gpu_name, kind);
+  std::filesystem::create_directories(path.parent_path());
+  // The lock beside the file would show in git: one in the temporary directory, named after it.
+  const auto lock_name = "kbench-record-" + std::to_string(std::hash<std::string>{}(path.string())) + ".lock";
+  const compile::FileLock lock(std::filesystem::temp_directory_path() / lock_name);
   auto doc = read_json(path);
   if (doc.is_discarded()) doc = nlohmann::json::object();
   doc["level" + std::to_string(level)][problem_name + ".py"] = entry;
-  std::filesystem::create_directories(path.parent_path());
   compile::write_file_atomically(path, doc.dump(2) + "\n");
 }
 

@@ -18,7 +18,12 @@ std::filesystem::path baseline_file(const std::string& gpu_name, const std::stri
 std::optional<nlohmann::json> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
                                                 const std::string& problem_name);
 
-// Adds or replaces one problem's entry and rewrites the file (sorted, stable diffs).
+// A compiled figure of a baseline file as a record's timing entry: {"mean_ms", "source": how it was
+// made and `where`, ...}; without "mean_ms" where the entry holds only the reason there is none.
+nlohmann::json compiled_timing_entry(const nlohmann::json& recorded, const std::string& where);
+
+// Adds or replaces one problem's entry and rewrites the file (sorted, stable diffs), under a lock
+// file, so that processes timing on several GPUs can record into one file.
 void record_baseline(const std::string& gpu_name, const std::string& kind, int level,
                      const std::string& problem_name, const nlohmann::json& entry);
 

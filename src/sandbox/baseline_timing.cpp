@@ -31,12 +31,7 @@ nlohmann::json recorded_compiled_figure(const std::string& gpu_name, const probl
   const auto file = "baselines/" + report::gpu_slug(gpu_name) + "/compiled.json";
   const auto recorded = report::recorded_baseline(gpu_name, "compiled", problem.level, problem.name);
   if (!recorded) return {{"source", "none: no package and no entry in " + file}};
-  if (!recorded->contains("mean"))
-    return {{"source", "none: " + recorded->value("reason", "no figure") + " (" + file + ")"}};
-  nlohmann::json entry = {{"mean_ms", (*recorded)["mean"]},
-                          {"source", "recorded in " + file + ": " + recorded->value("path", "AOTInductor package")}};
-  if (!recorded->value("matches_eager", true)) entry["differs_from_eager"] = recorded->value("max_abs_error", 0.0);
-  return entry;
+  return report::compiled_timing_entry(*recorded, "recorded in " + file);
 }
 
 // The robustness distributions the reference runs on (an index drawn from its inputs may fail on
@@ -85,6 +80,12 @@ const nlohmann::json& eager_baseline(const BaselineSite& site, const check::Time
 const nlohmann::json& compiled_baseline(const BaselineSite& site, const check::TimedCallOptions& calls) {
   auto& figures = site.context.baselines.compiled;
   const auto key = baseline_key(site.problem.key(), site.req.timing);
+  // Off, or the parent's figure: this request's own (a later request of the same worker may ask otherwise).
+  if (site.req.compiled == "off" || !site.req.compiled_figure.is_null()) {
+    auto& own = figures[key + " --compiled " + site.req.compiled];
+    own = site.req.compiled == "off" ? nlohmann::json{{"source", "none: --compiled off"}} : site.req.compiled_figure;
+    return own;
+  }
   if (const auto it = figures.find(key); it != figures.end()) return it->second;
   nlohmann::json entry;
   try {

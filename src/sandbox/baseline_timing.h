@@ -30,9 +30,10 @@ void take_known_baselines(const EvalRequest& req, const problems::Problem& probl
 // the reference runs on.
 const nlohmann::json& eager_baseline(const BaselineSite& site, const check::TimedCallOptions& calls);
 
-// The compiled baseline: this GPU's AOTInductor package of the reference where one exists, timed
-// on fresh inputs as the candidate is, else the figure recorded in baselines/<gpu>/compiled.json;
-// the entry's "source" says which.
+// The compiled baseline, as --compiled says: none (off); the figure the parent found or made on this
+// machine (on-demand: EvalRequest::compiled_figure); else this GPU's AOTInductor package of the
+// reference where one exists, timed on fresh inputs as the candidate is, else the figure recorded in
+// baselines/<gpu>/compiled.json. The entry's "source" says which.
 const nlohmann::json& compiled_baseline(const BaselineSite& site, const check::TimedCallOptions& calls);
 #endif
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <future>
 #include <mutex>
 #include <regex>
@@ -221,6 +222,25 @@ nlohmann::json evaluate_job(const Job& job, GpuRunner& runner, int gpu, EvalRequ
   return record;
 }
 
+// --compiled on-demand: per GPU, the maker of its model's compiled baselines, with every figure the
+// jobs' problems lacked made. They are made before the GPUs evaluate, beside the builds: a worker
+// holds its GPU's free memory, which the compiles need (on the H200, compiles beside the workers ran
+// out of memory). Empty without on-demand.
+std::vector<std::shared_ptr<CompiledOnDemand>> compiled_on_demand(const std::vector<Job>& jobs, const std::vector<int>& gpus,
+                                                                  const BatchOptions& o, const problems::Catalog& catalog) {
+  if (o.base.compiled != "on-demand" || !o.base.time) return {};
+  std::vector<std::pair<int, int>> problems;
+  for (const auto& job : jobs) {
+    const std::pair<int, int> p{job.submission.level, job.submission.problem};
+    if (problems.empty() || problems.back() != p) problems.push_back(p);
+  }
+  auto makers = compiled_makers(catalog, gpus);
+  for (const auto& maker : makers) maker->make_ahead(problems);  // a model's maker asked twice makes each figure once
+  for (const auto& maker : makers)
+    for (const auto& [level, id] : problems) maker->figure(level, id);
+  return makers;
+}
+
 // One runner per GPU, each keeping to one problem at a time (jobs are in (problem, path) order), so
 // that its samples reuse the worker's loaded reference and eager timing. Every record is written as
 // it comes, and kept in `existing` for the duplicates.
@@ -231,12 +251,13 @@ void evaluate_on_gpus(std::vector<Job>& jobs, const BatchOptions& o, const probl
   for (const auto& job : jobs) queue.push(problem_queue_key(job.submission.level, job.submission.problem));
   queue.close();
   summary.gpu_busy_s.assign(gpus.size(), 0.0);
+  const auto compiled = compiled_on_demand(jobs, gpus, o, catalog);
   Progress progress(static_cast<int>(jobs.size()), o.progress);
   std::mutex summary_mutex;
   std::vector<std::thread> runners;
   for (size_t g = 0; g < gpus.size(); ++g)
     runners.emplace_back([&, g] {
-      GpuRunner runner(gpus[g], o.worker_exe);
+      GpuRunner runner(gpus[g], o.worker_exe, compiled.empty() ? nullptr : compiled.at(g).get());
       while (const auto next = queue.next(g)) {
         const auto& job = jobs[*next];
         job.compiled.wait();

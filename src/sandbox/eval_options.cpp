@@ -140,6 +140,21 @@ Option compat() {
           [](const S& s) { return nlohmann::json(compat_mode(s.request)); }, nullptr};
 }
 
+// --compiled: where the compiled baseline comes from (sandbox/compiled_on_demand.h).
+Option compiled_source() {
+  return {{"compiled", "string", "SOURCE",
+           "the torch.compile baseline: off (none); recorded (baselines/<gpu>/compiled.json, or an AOTInductor "
+           "package); on-demand (recorded, else made once per machine and problem by torch.compile in a process of "
+           "its own, and kept in the cache)",
+           kEvaluation},
+          [](const nlohmann::json& v, S& s, bool) {
+            if (!v.is_string() || (v != "off" && v != "recorded" && v != "on-demand"))
+              throw std::invalid_argument("\"off\", \"recorded\" or \"on-demand\"");
+            s.request.compiled = v.get<std::string>();
+          },
+          [](const S& s) { return nlohmann::json(s.request.compiled); }, nullptr};
+}
+
 // An option whose value `special` means something decided later: help shows `instead`.
 template <class V>
 Option shown_as(Option o, V special, const char* instead) {
@@ -192,6 +207,7 @@ const std::vector<Option>& options() {
                    "warm-up runs before timing"),
       flag("no_flush", kEvaluation, [](S& s) -> bool& { return s.request.timing.flush_l2; }, true,
            "do not flush the L2 before each timed trial"),
+      compiled_source(),
       flag("no_timing", kEvaluation, [](S& s) -> bool& { return s.request.time; }, true, "check correctness only"),
       flag("profile", kEvaluation, [](S& s) -> bool& { return s.request.profile; }, false,
            "after timing, take one more call apart: the candidate's kernels and PyTorch ops with their GPU times, the "

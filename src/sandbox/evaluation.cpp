@@ -176,7 +176,7 @@ nlohmann::json EvalRequest::to_json() const {
   // The rule of KernelBench's verdict travels apart from `compat`: kbench's own tests set it alone.
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"device", device},
           {"options", request_options(*this)}, {"kernelbench_rule", check::to_string(check.tolerance.kernelbench)},
-          {"known_baselines", known_baselines}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"next_level", next_level},
+          {"known_baselines", known_baselines}, {"compiled_figure", compiled_figure}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"next_level", next_level},
           {"next_problem", next_problem}};
 }
 
@@ -190,6 +190,7 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   set_request_options(j.value("options", nlohmann::json::object()), r);
   if (const auto rule = check::kernelbench_rule_from_string(j.value("kernelbench_rule", ""))) r.check.tolerance.kernelbench = *rule;
   r.known_baselines = j.value("known_baselines", r.known_baselines);
+  r.compiled_figure = j.value("compiled_figure", r.compiled_figure);
   r.ncu = j.value("ncu", r.ncu);
   r.profile = r.profile || r.ncu;
   r.ncu_target = j.value("ncu_target", r.ncu_target);

@@ -46,6 +46,10 @@ struct EvalRequest {
   // ({"eager": ..., "compiled": ...}, either may be absent): a GpuRunner hands them to a restarted
   // worker, which then reuses them instead of timing the reference again.
   nlohmann::json known_baselines = nlohmann::json::object();
+  // --compiled: "off", "recorded" or "on-demand" (sandbox/compiled_on_demand.h). For on-demand, the
+  // parent puts the figure it found or made (a timing entry, sandbox/baseline_timing.h) here.
+  std::string compiled = "recorded";
+  nlohmann::json compiled_figure;
   // --profile: a `profile` section after timing (profile/): the candidate's launches and PyTorch ops
   // with their GPU times, the reference's operators and kernels, bandwidth and FLOP figures. --ncu
   // adds Nsight Compute's figures per kernel (sandbox/ncu_pass.h) and implies --profile.

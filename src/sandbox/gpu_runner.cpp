@@ -5,8 +5,10 @@
 
 #include "check/correctness.h"
 #include "check/verdict.h"
+#include "compile/file_lock.h"
 #include "compile/modelnew.h"
 #include "launch/cuda_driver.h"
+#include "sandbox/gpu_lock.h"
 #include "sandbox/ncu_pass.h"
 
 namespace kbench::sandbox {
@@ -18,8 +20,8 @@ std::vector<int> gpus_to_use(const std::vector<int>& chosen) {
   return all;
 }
 
-GpuRunner::GpuRunner(int device, std::string worker_exe)
-    : device_(device), worker_exe_(std::move(worker_exe)), worker_(std::make_unique<Worker>(worker_exe_)) {
+GpuRunner::GpuRunner(int device, std::string worker_exe, CompiledOnDemand* compiled)
+    : device_(device), worker_exe_(std::move(worker_exe)), compiled_(compiled), worker_(std::make_unique<Worker>(worker_exe_)) {
   status_.device = device;
 }
 
@@ -81,6 +83,15 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
   request.device = device_;
   const auto key = baseline_key(std::to_string(request.level) + "/" + std::to_string(request.problem), request.timing);
   if (const auto it = known_baselines_.find(key); it != known_baselines_.end()) request.known_baselines = it->second;
+  // Found or made before the GPU's lock is taken: a figure made now is timed under that lock, and its
+  // compile needs the GPU memory that the worker holds, which it gives back first.
+  if (compiled_ && request.compiled == "on-demand" && request.time && !request.compile_only && request.compiled_figure.is_null()) {
+    if (worker_holds_gpu_ && !compiled_->known(request.level, request.problem)) {
+      worker_->give_back_gpu_memory(budgets.compile_s);
+      worker_holds_gpu_ = false;
+    }
+    request.compiled_figure = compiled_->figure(request.level, request.problem);
+  }
   nlohmann::json record;
   std::unique_ptr<Worker> modelnew;  // this request's process, when it is a ModelNew: retired after it
   {
@@ -91,6 +102,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       start_workers();
       modelnew = take_modelnew_spare(request, budgets);
       auto& worker = modelnew ? *modelnew : *worker_;
+      const compile::FileLock gpu(gpu_lock_path(device_));
       record = worker.evaluate(request, budgets);
       if (request.ncu) {
         worker.finish(10);  // the worker under ncu needs the GPU memory this one holds

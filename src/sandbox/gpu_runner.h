@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sandbox/compiled_on_demand.h"
 #include "sandbox/worker.h"
 
 namespace kbench::sandbox {
@@ -37,9 +38,12 @@ class GpuRunner {
  public:
   // `worker_exe` as for Worker; kForkWithoutExec gets no spares (only a parent without threads may
   // fork it, and such a parent evaluates once): a ModelNew then runs in the worker, which it retires.
-  GpuRunner(int device, std::string worker_exe);
+  // `compiled`: where --compiled on-demand finds or makes the compiled baseline of this GPU's model
+  // (none: the worker's own sources only).
+  GpuRunner(int device, std::string worker_exe, CompiledOnDemand* compiled = nullptr);
 
-  // Evaluates `request` on this GPU (its device is set here) and returns the record. A request the
+  // Evaluates `request` on this GPU (its device is set here), holding the GPU's lock
+  // (sandbox/gpu_lock.h) while the worker runs it, and returns the record. A request the
   // worker could not evaluate (a problem whose archive is missing) gets verdict `not_checked` with
   // a "harness error" message, and keeps the reason in "error". Not thread-safe: one caller.
   nlohmann::json evaluate(EvalRequest request, const Budgets& budgets);
@@ -74,6 +78,7 @@ class GpuRunner {
 
   int device_;
   std::string worker_exe_;
+  CompiledOnDemand* compiled_;
   std::unique_ptr<Worker> worker_, spare_;
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;

@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "check/verdict.h"
+#include "compile/file_lock.h"
 #include "compile/modelnew.h"
 #include "log/log.h"
 #include "log/number_text.h"
 #include "report/records.h"
+#include "sandbox/gpu_lock.h"
 #include "sandbox/host_memory.h"
 #include "sandbox/ncu_pass.h"
 
@@ -415,13 +417,17 @@ nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budg
   // loads before main) until the worker takes the request.
   const double before_worker = ms_since_process_start();
   Worker worker(worker_exe);
-  auto record = worker.evaluate(request, budgets);
-  if (request.ncu) {
-    worker.finish(10);  // its GPU memory must be free for the worker under ncu
-    add_ncu_figures(record, request, budgets, worker_exe);
-  } else {
-    worker.abandon();
+  worker.start();  // before the GPU's lock: a forked worker must not hold it too
+  nlohmann::json record;
+  {
+    const compile::FileLock gpu(gpu_lock_path(request.device));
+    record = worker.evaluate(request, budgets);
+    if (request.ncu) {
+      worker.finish(10);  // its GPU memory must be free for the worker under ncu
+      add_ncu_figures(record, request, budgets, worker_exe);
+    }
   }
+  if (!request.ncu) worker.abandon();
   if (record.contains("phases_ms")) record["phases_ms"]["process"] = {{"before_worker", before_worker}};
   return record;
 }

@@ -33,8 +33,11 @@ EvalService::EvalService(const ServiceOptions& options, const problems::Catalog&
     const auto gpu = launch::query_device(g);
     if (gpu.present) gpu_info_.push_back({{"device", g}, {"name", gpu.name}, {"arch", gpu.arch()}});
     else gpu_info_.push_back({{"device", g}, {"absent", gpu.why_absent}});
-    runners_.push_back(std::make_unique<sandbox::GpuRunner>(g, options_.worker_exe));
   }
+  compiled_ = sandbox::compiled_makers(catalog_, gpus_);
+  for (size_t r = 0; r < gpus_.size(); ++r)
+    runners_.push_back(std::make_unique<sandbox::GpuRunner>(gpus_[r], options_.worker_exe,
+                                                            compiled_.empty() ? nullptr : compiled_[r].get()));
   compile_ahead_ = std::make_unique<sandbox::CompileAhead>(options_.compile_threads);
   for (size_t r = 0; r < runners_.size(); ++r) threads_.emplace_back([this, r] { run_gpu(r); });
 }

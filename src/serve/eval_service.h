@@ -73,6 +73,7 @@ class EvalService {
   Clock::time_point started_ = Clock::now();
   SourceStore sources_;
   sandbox::JobQueue queue_;
+  std::vector<std::shared_ptr<sandbox::CompiledOnDemand>> compiled_;  // per GPU: a request's --compiled on-demand
   std::vector<std::unique_ptr<sandbox::GpuRunner>> runners_;
 
   mutable std::mutex mutex_;
