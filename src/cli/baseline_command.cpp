@@ -6,7 +6,6 @@
 // compiles over the cores and its timings over the GPUs.
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -127,13 +126,7 @@ int time_eager_on_gpus(const BaselineCommand& c, const GlobalOptions& g) {
 int make_compiled(const std::vector<const problems::Problem*>& selection, const std::string& gpu_name,
                   const BaselineCommand& c, const problems::Catalog& catalog) {
   const auto record = c.no_record ? sandbox::machine_compiled_record(gpu_name) : report::baseline_file(gpu_name, "compiled");
-  std::string devices, locks;
-  for (int d : c.gpus) {
-    devices += (devices.empty() ? "" : ",") + std::to_string(d);
-    locks += (locks.empty() ? "" : ",") + sandbox::gpu_lock_path(d).string();
-  }
-  std::vector<std::string> args = {(catalog.root() / "scripts" / "tools" / "compile_baselines.py").string(), "--path",
-                                   "inductor", "--record", record.string(), "--devices", devices, "--gpu-locks", locks};
+  auto args = sandbox::compile_baselines_arguments(catalog.root(), record, c.gpus);
   if (c.redo) args.push_back("--force");
   if (c.time_limit_s > 0) {  // what runs at the limit is killed unrecorded: start nothing in its last two minutes
     const double left = std::max(1.0, c.left_s());
@@ -150,8 +143,8 @@ int make_compiled(const std::vector<const problems::Problem*>& selection, const 
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   };
-  std::printf("compiled: torch.compile (inductor, default mode) of %zu problem(s) on GPU(s) %s, into %s\n",
-              selection.size(), devices.c_str(), record.c_str());
+  std::printf("compiled: torch.compile (inductor, default mode) of %zu problem(s) on %zu GPU(s), into %s\n",
+              selection.size(), c.gpus.size(), record.c_str());
   std::fflush(stdout);
   const auto child = compile::run_child(compile::python::executable(), args, options);
   return child.exited_cleanly() ? 0 : 1;

@@ -12,7 +12,6 @@
 #include "compile/child_process.h"
 #include "compile/submission.h"
 
-
 namespace kbench::compile {
 namespace {
 

@@ -14,6 +14,9 @@ namespace kbench::report {
 std::string gpu_slug(const std::string& gpu_name);
 
 std::filesystem::path baseline_file(const std::string& gpu_name, const std::string& kind);
+// The problem's entry in `file` (baselines/' layout), if the file has one.
+std::optional<nlohmann::json> baseline_entry_in(const std::filesystem::path& file, int level, const std::string& problem_name);
+
 // The problem's entry: a figure ("mean", ms) or, for compiled ones, the reason there is none.
 std::optional<nlohmann::json> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,
                                                 const std::string& problem_name);

@@ -16,8 +16,6 @@
 #include "problems/catalog.h"
 #include "problems/reference.h"
 
-extern char** environ;
-
 namespace kbench::sandbox {
 namespace {
 
@@ -27,8 +25,7 @@ namespace {
 nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare, int jobs) {
   compile::ChildOptions options;
   bool jobs_given = false;
-  for (char** entry = environ; *entry; ++entry) {
-    const std::string e = *entry;
+  for (const auto& e : compile::current_environment()) {
     if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) continue;
     jobs_given = jobs_given || e.rfind("MAX_JOBS=", 0) == 0;
     options.environment.push_back(e);

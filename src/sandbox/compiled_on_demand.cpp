@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sys/wait.h>
 
@@ -25,22 +24,6 @@ std::vector<std::string> sitting_environment(const std::filesystem::path& record
   return env;
 }
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ",") + p;
-  return out;
-}
-
-// The problem's entry in a baseline file of baselines/' layout, if the file has one.
-std::optional<nlohmann::json> entry_in(const std::filesystem::path& file, const problems::Problem& problem) {
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
-  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  const auto level = "level" + std::to_string(problem.level), name = problem.name + ".py";
-  if (!doc.is_object() || !doc.contains(level) || !doc[level].contains(name)) return std::nullopt;
-  return doc[level][name];
-}
-
 // A line of the sitting's --json output, for the log: "level2/19_x: figure (compiled 0.1 ms, ...)".
 void log_progress(const std::string& line) {
   const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -50,6 +33,17 @@ void log_progress(const std::string& line) {
 }
 
 }  // namespace
+
+std::vector<std::string> compile_baselines_arguments(const std::filesystem::path& root, const std::filesystem::path& record,
+                                                     const std::vector<int>& devices) {
+  std::string ordinals, locks;
+  for (int d : devices) {
+    ordinals += (ordinals.empty() ? "" : ",") + std::to_string(d);
+    locks += (locks.empty() ? "" : ",") + gpu_lock_path(d).string();
+  }
+  return {(root / "scripts" / "tools" / "compile_baselines.py").string(), "--path", "inductor", "--record", record.string(),
+          "--devices", ordinals, "--gpu-locks", locks};
+}
 
 std::filesystem::path machine_compiled_record(const std::string& gpu_name) {
   return problems::cache_dir() / "compiled" / report::gpu_slug(gpu_name) / ("torch-" KBENCH_TORCH_VERSION) /
@@ -64,17 +58,21 @@ CompiledOnDemand::~CompiledOnDemand() {
   if (sittings_.joinable()) sittings_.join();
 }
 
-std::optional<nlohmann::json> CompiledOnDemand::known(const problems::Problem& problem) const {
+std::optional<nlohmann::json> CompiledOnDemand::known(const problems::Problem& problem) {
+  if (const auto it = found_.find(problem.key()); it != found_.end()) return it->second;
+  std::optional<nlohmann::json> entry;
   const auto recorded = report::recorded_baseline(gpu_name_, "compiled", problem.level, problem.name);
   if (recorded && recorded->contains("mean"))
-    return report::compiled_timing_entry(*recorded, "recorded in baselines/" + report::gpu_slug(gpu_name_) + "/compiled.json");
-  if (const auto made = entry_in(record_, problem))
-    return report::compiled_timing_entry(*made, "made on demand on this machine, kept in " + record_.string());
-  return std::nullopt;
+    entry = report::compiled_timing_entry(*recorded, "recorded in baselines/" + report::gpu_slug(gpu_name_) + "/compiled.json");
+  else if (const auto made = report::baseline_entry_in(record_, problem.level, problem.name))
+    entry = report::compiled_timing_entry(*made, "made on demand on this machine, kept in " + record_.string());
+  if (entry) found_.emplace(problem.key(), *entry);
+  return entry;
 }
 
-bool CompiledOnDemand::known(int level, int id) const {
+bool CompiledOnDemand::known(int level, int id) {
   const auto* problem = catalog_.find(level, id);
+  std::lock_guard<std::mutex> lock(mutex_);
   return problem && known(*problem);
 }
 
@@ -110,7 +108,7 @@ nlohmann::json CompiledOnDemand::figure(int level, int id) {
 void CompiledOnDemand::run_sittings() {
   const auto root = catalog_.root();
   for (;;) {
-    std::vector<std::string> problems, locks, devices;
+    std::vector<std::string> problems;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (queued_.empty()) {
@@ -122,11 +120,8 @@ void CompiledOnDemand::run_sittings() {
       sitting_.insert(queued_.begin(), queued_.end());
       queued_.clear();
     }
-    for (int d : devices_) devices.push_back(std::to_string(d)), locks.push_back(gpu_lock_path(d).string());
-    std::vector<std::string> args = {(root / "scripts" / "tools" / "compile_baselines.py").string(), "--path", "inductor",
-                                     "--json", "--record", record_.string(), "--devices", joined(devices),
-                                     "--gpu-locks", joined(locks), "--log-dir", (record_.parent_path() / "logs").string(),
-                                     "--problems"};
+    auto args = compile_baselines_arguments(root, record_, devices_);
+    args.insert(args.end(), {"--json", "--log-dir", (record_.parent_path() / "logs").string(), "--problems"});
     args.insert(args.end(), problems.begin(), problems.end());
     compile::ChildOptions options;
     options.environment = sitting_environment(record_);

@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,11 @@
 #include "problems/catalog.h"
 
 namespace kbench::sandbox {
+
+// The command line of scripts/tools/compile_baselines.py (after the Python) that makes compiled
+// figures into `record` on `devices`, under their GPU locks; callers add what they choose.
+std::vector<std::string> compile_baselines_arguments(const std::filesystem::path& root, const std::filesystem::path& record,
+                                                     const std::vector<int>& devices);
 
 // <cache>/compiled/<gpu>/torch-<version>/kbench-<version>/compiled.json, in baselines/' layout.
 std::filesystem::path machine_compiled_record(const std::string& gpu_name);
@@ -40,7 +46,7 @@ class CompiledOnDemand {
   void make_ahead(const std::vector<std::pair<int, int>>& problems);
 
   // Whether the problem's figure (or the reason there is none) is recorded already.
-  bool known(int level, int id) const;
+  bool known(int level, int id);
 
   // The problem's figure as a timing entry (report::compiled_timing_entry), waiting for it to be made
   // where needed: recorded in baselines/, else in the machine's record; else made now. Where none can
@@ -48,7 +54,9 @@ class CompiledOnDemand {
   nlohmann::json figure(int level, int id);
 
  private:
-  std::optional<nlohmann::json> known(const problems::Problem& problem) const;
+  // Read from the files once found, then kept: a request's figure costs no file reads, and a
+  // file written while this process evaluates (by a submission's native code, say) changes nothing.
+  std::optional<nlohmann::json> known(const problems::Problem& problem);  // with mutex_ held
   void run_sittings();
 
   const problems::Catalog& catalog_;
@@ -60,6 +68,7 @@ class CompiledOnDemand {
   std::vector<const problems::Problem*> queued_;  // not yet in a sitting
   std::set<const problems::Problem*> sitting_;    // in the sitting under way
   std::set<std::string> asked_;                   // problems queued or made (or failed) in this run
+  std::map<std::string, nlohmann::json> found_;   // by problem key: the entries known() found
   std::string last_words_;                        // the last sitting's last line of output
   std::thread sittings_;
   bool running_ = false;
