@@ -4,7 +4,7 @@
 # build and the archives still there. Logs go to one tarball in $OUT (the device tool brings back
 # at most 8 files), or to build-gpu/logs.
 #   scripts/gpu/gpu-session.sh build newcomer export degenerate tests ci timing throughput phases serve-tests serve serve-throughput
-# build       configure (preset gpu) and build, timed
+# build       configure (preset gpu) and build, timed (BUILD_TARGETS: only those targets, e.g. kbench)
 # newcomer    a new user's first verdict: export L1#19 and evaluate its reference kernel, timed
 # readme      the README's runnable blocks with build-gpu/kbench first on the PATH (after build):
 #             those marked <!-- run: gpu --> (tests/readme/run_readme_blocks.py --kind gpu), then
@@ -87,7 +87,9 @@ case ${1:-} in
     # Without the caches steps keep beside their logs (build-bench's extensions): they would pass
     # the device tool's size limit, and nothing would come back.
     tar czf "$OUT/session-logs.tgz" -C "$SESSION" --exclude=cache --exclude=files logs
-    cp "$SESSION"/out/* "$OUT/" 2>/dev/null
+    # What a baselines step has recorded so far, also while it runs (each entry is written whole).
+    tar czf "$OUT/baselines.tgz" -C "$COPY" baselines
+    cp -r "$SESSION"/out/* "$OUT/" 2>/dev/null
   fi
   exit 0 ;;
 esac
@@ -115,7 +117,8 @@ for step in "$@"; do
     # shellcheck disable=SC2046  # cpp-httplib unpacked from .deb/ where it is not installed
     timed configure cmake --preset gpu -DKBENCH_TEST_MAX_WEIGHT_BYTES=17179869184 $(scripts/fetch-debs.sh cmake-args build-gpu/debs) \
       || tail -20 "$LOGS/configure.log"
-    timed build cmake --build --preset gpu -j "$(nproc)" || grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -60 ;;
+    # shellcheck disable=SC2086  # BUILD_TARGETS: a list of targets (e.g. "kbench" where no test runs), default all
+    timed build cmake --build --preset gpu -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} || grep -E -A6 "error|FAILED" "$LOGS/build.log" | head -60 ;;
   newcomer)
     timed export-one python3 scripts/tools/export_problems.py --only 1:19
     timed first-eval $KB eval level1/19_ReLU.cu --level 1 --problem 19
@@ -123,6 +126,16 @@ for step in "$@"; do
   export)
     timed export-all python3 scripts/tools/export_problems.py
     tail -1 "$LOGS/export-all.log" ;;
+  compiled-on-demand)
+    # eval's --compiled on-demand path: a figure made in a child for a problem that has none recorded
+    # (L2#12 unless this GPU's compiled.json has it), then the same eval again, which finds it made.
+    timed export-on-demand python3 scripts/tools/export_problems.py --only 2:12
+    for pass in 1 2; do
+      timed on-demand-$pass $KB eval level2/12_Gemm_Multiply_LeakyReLU.cu --level 2 --problem 12 --compiled on-demand \
+        --out "$LOGS/on-demand-$pass.json"
+      python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); t = r.get("timing") or {}
+print(r["verdict"], "speedup_compiled", t.get("speedup_compiled"), "|", (t.get("compiled") or {}).get("source"))' "$LOGS/on-demand-$pass.json"
+    done ;;
   baselines)
     for level in 1 2 3; do python3 scripts/tools/export_problems.py --level $level >"$LOGS/export-$level.log" 2>&1 & done
     wait
