@@ -28,7 +28,8 @@ using Clock = std::chrono::steady_clock;
 struct BaselineCommand {
   int level = 0, id = 0;
   std::vector<int> gpus;
-  std::string only, shard;
+  std::string only;
+  std::vector<std::string> share;  // a child's problems ("L:P"), given by the parent that split the sweep
   bool redo = false, no_record = false;
   double time_limit_s = 0;  // 0: none
   timing::TimingOptions timing;
@@ -90,19 +91,22 @@ int time_eager(const std::vector<const problems::Problem*>& todo, int gpu, const
   return failed;
 }
 
-// The eager sweep over several GPUs: one kbench process per GPU, each with a share of the problems.
-int time_eager_on_gpus(const BaselineCommand& c, const GlobalOptions& g) {
+// The eager sweep over several GPUs: one kbench process per GPU, each with every n-th problem of
+// `todo`, which the parent alone decides (a resumed sweep's problems are split evenly, whichever GPU
+// timed those already recorded).
+int time_eager_on_gpus(const std::vector<const problems::Problem*>& todo, const BaselineCommand& c,
+                       const GlobalOptions& g) {
   std::vector<std::thread> children;
   std::mutex output;
   int failed = 0;
-  for (size_t i = 0; i < c.gpus.size(); ++i)
+  for (size_t i = 0; i < c.gpus.size() && i < todo.size(); ++i)
     children.emplace_back([&, i] {
-      std::vector<std::string> args = {"baseline", "--only", "eager", "--gpus", std::to_string(c.gpus[i]), "--shard",
-                                       std::to_string(i) + "/" + std::to_string(c.gpus.size()), "--trials",
-                                       std::to_string(c.timing.trials), "--warmup", std::to_string(c.timing.warmup)};
-      if (c.level) args.insert(args.end(), {"--level", std::to_string(c.level)});
-      if (c.id) args.insert(args.end(), {"--problem", std::to_string(c.id)});
-      if (c.redo) args.push_back("--redo");
+      std::string share;
+      for (size_t k = i; k < todo.size(); k += c.gpus.size())
+        share += (share.empty() ? "" : ",") + std::to_string(todo[k]->level) + ":" + std::to_string(todo[k]->id);
+      std::vector<std::string> args = {"baseline", "--only", "eager", "--gpus", std::to_string(c.gpus[i]), "--share",
+                                       share, "--trials", std::to_string(c.timing.trials), "--warmup",
+                                       std::to_string(c.timing.warmup)};
       if (c.no_record) args.push_back("--no-record");
       if (c.time_limit_s > 0) args.insert(args.end(), {"--time-limit", std::to_string(std::max(1.0, c.left_s()))});
       if (!g.root.empty()) args.insert(args.end(), {"--root", g.root});
@@ -164,28 +168,30 @@ void run_baseline(BaselineCommand& c, const GlobalOptions& g, int& exit_code) {
     if ((!c.level || p.level == c.level) && (!c.id || p.id == c.id)) selection.push_back(&p);
   if (selection.empty()) throw CLI::ValidationError("--problem", "no such problem in the catalog");
   int failed = 0;
-  if (c.only != "compiled") {
-    int index = 0, count = 1;
-    if (!c.shard.empty() && std::sscanf(c.shard.c_str(), "%d/%d", &index, &count) != 2)
-      throw CLI::ValidationError("--shard", "expected i/n");
-    // A GPU's share is fixed by the problems' places in the selection, which no GPU's records change.
+  if (!c.share.empty()) {  // a child of the eager sweep: exactly the problems its parent gave it
     std::vector<const problems::Problem*> todo;
-    size_t skipped = 0;
-    for (size_t i = 0; i < selection.size(); ++i) {
-      if (!c.redo && recorded_here(gpu_name, *selection[i])) ++skipped;
-      else if (static_cast<int>(i % count) == index) todo.push_back(selection[i]);
+    for (const auto& key : c.share) {
+      int level = 0, id = 0;
+      const auto* p = std::sscanf(key.c_str(), "%d:%d", &level, &id) == 2 ? catalog.find(level, id) : nullptr;
+      if (!p) throw CLI::ValidationError("--share", "no problem " + key + " in the catalog");
+      todo.push_back(p);
     }
-    if (c.shard.empty())
-      std::printf("eager: %zu problem(s) to time on %zu GPU(s), %zu already recorded on this GPU model with torch %s\n",
-                  selection.size() - skipped, c.gpus.size(), skipped, KBENCH_TORCH_VERSION);
+    exit_code = time_eager(todo, c.gpus.front(), gpu_name, c) ? 1 : 0;
+    return;
+  }
+  if (c.only != "compiled") {
+    std::vector<const problems::Problem*> todo;
+    for (const auto* p : selection)
+      if (c.redo || !recorded_here(gpu_name, *p)) todo.push_back(p);
+    std::printf("eager: %zu problem(s) to time on %zu GPU(s), %zu already recorded on this GPU model with torch %s\n",
+                todo.size(), c.gpus.size(), selection.size() - todo.size(), KBENCH_TORCH_VERSION);
     std::fflush(stdout);
-    failed += c.gpus.size() > 1 ? time_eager_on_gpus(c, g) : time_eager(todo, c.gpus.front(), gpu_name, c);
+    failed += c.gpus.size() > 1 ? time_eager_on_gpus(todo, c, g) : time_eager(todo, c.gpus.front(), gpu_name, c);
   }
   if (c.only != "eager" && c.left_s() > 0) failed += make_compiled(selection, gpu_name, c, catalog);
-  if (c.shard.empty())
-    std::printf("baseline: %.0f s; %s\n", std::chrono::duration<double>(Clock::now() - c.start).count(),
-                c.no_record ? "eager figures printed only; compiled ones in this machine's cache"
-                            : ("recorded in " + report::baseline_file(gpu_name, "eager").parent_path().string()).c_str());
+  std::printf("baseline: %.0f s; %s\n", std::chrono::duration<double>(Clock::now() - c.start).count(),
+              c.no_record ? "eager figures printed only; compiled ones in this machine's cache"
+                          : ("recorded in " + report::baseline_file(gpu_name, "eager").parent_path().string()).c_str());
   exit_code = failed ? 1 : 0;
 }
 
@@ -210,7 +216,7 @@ void add_baseline_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--time-limit", c->time_limit_s, "start no problem after this many seconds (the next run goes on "
                                                    "from there), e.g. within a job's wall time")
       ->check(CLI::PositiveNumber)->type_name("S")->default_str("none");
-  cmd->add_option("--shard", c->shard)->group("");  // i/n: one GPU's share, when several split the eager sweep
+  cmd->add_option("--share", c->share)->delimiter(',')->group("");  // L:P,...: one GPU's problems of a split eager sweep
   cmd->callback([&g, &exit_code, c] {
     apply_logging(g);
     c->start = Clock::now();
