@@ -30,7 +30,7 @@ struct BaselineCommand {
   std::vector<int> gpus;
   std::string only;
   std::vector<std::string> share;  // a child's problems ("L:P"), given by the parent that split the sweep
-  bool redo = false, no_record = false;
+  bool redo = false, retry_failed = false, no_record = false;
   double time_limit_s = 0;  // 0: none
   timing::TimingOptions timing;
   Clock::time_point start = Clock::now();
@@ -132,6 +132,7 @@ int make_compiled(const std::vector<const problems::Problem*>& selection, const 
   const auto record = c.no_record ? sandbox::machine_compiled_record(gpu_name) : report::baseline_file(gpu_name, "compiled");
   auto args = sandbox::compile_baselines_arguments(catalog.root(), record, c.gpus);
   if (c.redo) args.push_back("--force");
+  if (c.retry_failed) args.push_back("--retry-failed");
   if (c.time_limit_s > 0) {  // what runs at the limit is killed unrecorded: start nothing in its last two minutes
     const double left = std::max(1.0, c.left_s());
     args.insert(args.end(), {"--time-limit-s", std::to_string(left), "--deadline-s", std::to_string(std::max(left / 2, left - 120))});
@@ -151,6 +152,12 @@ int make_compiled(const std::vector<const problems::Problem*>& selection, const 
               selection.size(), c.gpus.size(), record.c_str());
   std::fflush(stdout);
   const auto child = compile::run_child(compile::python::executable(), args, options);
+  size_t reasons = 0;
+  for (const auto* p : selection)
+    if (const auto entry = report::baseline_entry_in(record, p->level, p->name); entry && !entry->contains("mean")) ++reasons;
+  if (reasons && !c.retry_failed)
+    std::printf("compiled: %zu problem(s) have a reason and no figure (each entry says why); --retry-failed tries them "
+                "again\n", reasons);
   return child.exited_cleanly() ? 0 : 1;
 }
 
@@ -207,6 +214,8 @@ void add_baseline_command(CLI::App& app, GlobalOptions& g, int& exit_code) {
   cmd->add_option("--only", c->only, "only the eager or only the compiled baselines")
       ->check(CLI::IsMember({"eager", "compiled"}))->type_name("KIND")->default_str("both");
   cmd->add_flag("--redo", c->redo, "measure again the problems already recorded");
+  cmd->add_flag("--retry-failed", c->retry_failed, "make again the compiled baselines recorded with a reason and no "
+                                                   "figure (a compile past its limit, a crash)");
   cmd->add_option("--trials", c->timing.trials, "timed trials per problem")
       ->check(CLI::Range(1, 100000))->type_name("N")->capture_default_str();
   cmd->add_option("--warmup", c->timing.warmup, "warm-up runs before timing")
