@@ -214,7 +214,9 @@ TEST_CASE("a ModelNew that finds its spare still starting adds a spare to the po
     *) reply '{"record":{"verdict":"correct","problem":{"level":1,"id":19}}}' ;;
   esac
 done)");
-  sandbox::GpuRunner runner(0, slow_start);
+  // GPU 7: its timing lock file (machine-wide, per GPU) is this test's own. On GPU 0's, a test
+  // evaluating beside it under ctest -j made the first request wait seconds, its spare meanwhile ready.
+  sandbox::GpuRunner runner(7, slow_start);
   auto request = some_request();
   request.submission = "x.py";  // a ModelNew
   CHECK(runner.evaluate(request, {})["verdict"] == "correct");  // a fresh process: its spare starts beside it
