@@ -25,7 +25,7 @@ Covers:
     each device's timings serialised by its own lock while the other device's go on, an OOM retried
     alone on its device while the other device goes on working.
 The GPU path itself (torch.compile, timing on CUDA) runs only on a GPU machine
-(scripts/gpu/compiled-baselines.sh).
+(`kbench baseline --only compiled`).
 
 Run:  python3 tests/scripts/compile_baselines_test.py      last line: "N passed, M failed"; exit 0 if M == 0.
 """
