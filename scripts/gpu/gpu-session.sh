@@ -18,6 +18,7 @@
 # ci-forbid   kbench ci --torch-ops forbid: kernels that leave work to PyTorch refused, every other one correct
 # ci          kbench ci against results/ci/<gpu>.json, after exporting its problems (CI_RECORD=1: --record, copied to $OUT)
 # compare-bench  tests/bench/compare_bench.cpp: what a check's output comparison costs, against a copy's bandwidth
+# state-bench tests/bench/process_state_bench.cpp: what reading PyTorch's dispatcher costs a ModelNew's checks
 # throughput  scripts/bench/throughput-bench.sh (200 submissions through kbench batch; THROUGHPUT_PASSES, default
 #             "adaptive both": the throughput figure, then adaptive against all-calls speedups)
 # timing      kbench ci --timing both, twice: adaptive against all-calls speedups of the reference
@@ -167,6 +168,9 @@ PY
   compare-bench)
     timed compare-bench build-gpu/tests/kbench_compare_bench
     cat "$LOGS/compare-bench.log" ;;
+  state-bench)
+    timed state-bench build-gpu/tests/kbench_process_state_bench
+    cat "$LOGS/state-bench.log" ;;
   throughput)
     timed throughput scripts/bench/throughput-bench.sh build-gpu "$LOGS"
     grep -v "^export" "$LOGS/throughput.log" | tail -60 | cut -c1-400 ;;

@@ -1,7 +1,9 @@
 #include "check/process_state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <thread>
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -178,12 +180,24 @@ ProcessState capture_settings(int device) {
 
 ProcessState capture_dispatcher(const std::set<std::string>& ops) {
   auto& dispatcher = c10::Dispatcher::singleton();
-  ProcessState s;
-  for (const auto& name : dispatcher.getAllOpNames()) {
-    if (!ops.empty() && !ops.count(name.name)) continue;
-    if (const auto op = dispatcher.findOp(name)) s[full_name(name)] = reachable_kernels(*op);
-  }
-  return s;
+  std::vector<c10::OperatorName> names;
+  for (auto& name : dispatcher.getAllOpNames())
+    if (ops.empty() || ops.count(name.name)) names.push_back(std::move(name));
+  // Every op's kernels (about 3,400 dumpState texts) is the costly part of a ModelNew's checks; the
+  // reads are independent, so a full capture shares them among up to 8 threads.
+  const size_t threads =
+      names.size() < 512 ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<ProcessState> parts(threads);
+  const auto read = [&](size_t part) {
+    for (size_t i = part; i < names.size(); i += threads)
+      if (const auto op = dispatcher.findOp(names[i])) parts[part][full_name(names[i])] = reachable_kernels(*op);
+  };
+  std::vector<std::thread> helpers;
+  for (size_t part = 1; part < threads; ++part) helpers.emplace_back(read, part);
+  read(0);
+  for (auto& helper : helpers) helper.join();
+  for (size_t part = 1; part < threads; ++part) parts[0].merge(parts[part]);
+  return std::move(parts[0]);
 }
 
 std::set<std::string> ops_called_by(const std::function<void()>& work) {
