@@ -183,8 +183,8 @@ ProcessState capture_dispatcher(const std::set<std::string>& ops) {
   std::vector<c10::OperatorName> names;
   for (auto& name : dispatcher.getAllOpNames())
     if (ops.empty() || ops.count(name.name)) names.push_back(std::move(name));
-  // Every op's kernels (about 3,400 dumpState texts) is the costly part of a ModelNew's checks; the
-  // reads are independent, so a full capture shares them among up to 8 threads.
+  // Reading every op's kernels (about 3,400 dumpState texts) is the costly part of a ModelNew's
+  // checks; the reads are independent, so a full capture shares them among up to 8 threads.
   const size_t threads =
       names.size() < 512 ? 1 : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<ProcessState> parts(threads);
