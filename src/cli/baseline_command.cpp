@@ -50,9 +50,9 @@ std::string progress_text(size_t done, size_t total, Clock::time_point start) {
   return text;
 }
 
-// An eager entry made on this GPU model with this PyTorch: nothing to redo.
-bool recorded_here(const std::string& gpu_name, const problems::Problem& p) {
-  const auto entry = report::recorded_baseline(gpu_name, "eager", p.level, p.name);
+// An eager entry of `eager` (eager.json as read) made on this GPU model with this PyTorch: nothing to redo.
+bool recorded_here(const nlohmann::json& eager, const std::string& gpu_name, const problems::Problem& p) {
+  const auto entry = report::baseline_entry(eager, p.level, p.name);
   return entry && entry->value("torch", "") == KBENCH_TORCH_VERSION && entry->value("hardware", "") == gpu_name;
 }
 
@@ -103,7 +103,7 @@ int time_eager_on_gpus(const std::vector<const problems::Problem*>& todo, const 
     children.emplace_back([&, i] {
       std::string share;
       for (size_t k = i; k < todo.size(); k += c.gpus.size())
-        share += (share.empty() ? "" : ",") + std::to_string(todo[k]->level) + ":" + std::to_string(todo[k]->id);
+        share += (share.empty() ? "" : ",") + todo[k]->spec();
       std::vector<std::string> args = {"baseline", "--only", "eager", "--gpus", std::to_string(c.gpus[i]), "--share",
                                        share, "--trials", std::to_string(c.timing.trials), "--warmup",
                                        std::to_string(c.timing.warmup)};
@@ -138,7 +138,7 @@ int make_compiled(const std::vector<const problems::Problem*>& selection, const 
     args.insert(args.end(), {"--time-limit-s", std::to_string(left), "--deadline-s", std::to_string(std::max(left / 2, left - 120))});
   }
   args.push_back("--problems");
-  for (const auto* p : selection) args.push_back(std::to_string(p->level) + ":" + std::to_string(p->id));
+  for (const auto* p : selection) args.push_back(p->spec());
   compile::ChildOptions options;
   options.environment = compile::current_environment();
   options.working_directory = catalog.root().string();
@@ -153,8 +153,9 @@ int make_compiled(const std::vector<const problems::Problem*>& selection, const 
   std::fflush(stdout);
   const auto child = compile::run_child(compile::python::executable(), args, options);
   size_t reasons = 0;
+  const auto recorded = report::read_baseline_file(record);
   for (const auto* p : selection)
-    if (const auto entry = report::baseline_entry_in(record, p->level, p->name); entry && !entry->contains("mean")) ++reasons;
+    if (const auto entry = report::baseline_entry(recorded, p->level, p->name); entry && !entry->contains("mean")) ++reasons;
   if (reasons && !c.retry_failed)
     std::printf("compiled: %zu problem(s) have a reason and no figure (each entry says why); --retry-failed tries them "
                 "again\n", reasons);
@@ -188,8 +189,9 @@ void run_baseline(BaselineCommand& c, const GlobalOptions& g, int& exit_code) {
   }
   if (c.only != "compiled") {
     std::vector<const problems::Problem*> todo;
+    const auto eager = report::read_baseline_file(report::baseline_file(gpu_name, "eager"));
     for (const auto* p : selection)
-      if (c.redo || !recorded_here(gpu_name, *p)) todo.push_back(p);
+      if (c.redo || !recorded_here(eager, gpu_name, *p)) todo.push_back(p);
     std::printf("eager: %zu problem(s) to time on %zu GPU(s), %zu already recorded on this GPU model with torch %s\n",
                 todo.size(), c.gpus.size(), selection.size() - todo.size(), KBENCH_TORCH_VERSION);
     std::fflush(stdout);

@@ -9,6 +9,8 @@ namespace kbench::problems {
 
 std::string Problem::key() const { return "level" + std::to_string(level) + "/" + name; }
 
+std::string Problem::spec() const { return std::to_string(level) + ":" + std::to_string(id); }
+
 Problem problem_from_json(const nlohmann::json& e) {
   Problem p;
   p.level = e.at("level").get<int>();

@@ -51,7 +51,8 @@ struct Problem {
   // candidate's output waiting in host memory while the reference runs.
   MemoryNeed footprint, footprint_offloaded;
 
-  std::string key() const;  // "level1/19_ReLU"
+  std::string key() const;   // "level1/19_ReLU"
+  std::string spec() const;  // "1:19", as kbench's scripts take problems (--problems, --only)
 };
 
 class Catalog {

@@ -30,13 +30,18 @@ std::filesystem::path baseline_file(const std::string& gpu_name, const std::stri
   return problems::project_root() / "baselines" / gpu_slug(gpu_name) / (kind + ".json");
 }
 
-std::optional<nlohmann::json> baseline_entry_in(const std::filesystem::path& file, int level, const std::string& problem_name) {
-  const auto doc = read_json(file);
-  if (doc.is_discarded()) return std::nullopt;
+nlohmann::json read_baseline_file(const std::filesystem::path& file) { return read_json(file); }
+
+std::optional<nlohmann::json> baseline_entry(const nlohmann::json& doc, int level, const std::string& problem_name) {
+  if (!doc.is_object()) return std::nullopt;
   const auto level_key = "level" + std::to_string(level);
   const auto file_key = problem_name + ".py";
   if (!doc.contains(level_key) || !doc[level_key].contains(file_key)) return std::nullopt;
   return doc[level_key][file_key];
+}
+
+std::optional<nlohmann::json> baseline_entry_in(const std::filesystem::path& file, int level, const std::string& problem_name) {
+  return baseline_entry(read_json(file), level, problem_name);
 }
 
 std::optional<nlohmann::json> recorded_baseline(const std::string& gpu_name, const std::string& kind, int level,

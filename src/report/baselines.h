@@ -14,7 +14,12 @@ namespace kbench::report {
 std::string gpu_slug(const std::string& gpu_name);
 
 std::filesystem::path baseline_file(const std::string& gpu_name, const std::string& kind);
-// The problem's entry in `file` (baselines/' layout), if the file has one.
+// A baseline file of baselines/' layout as read (not an object where it is missing or unreadable),
+// for several lookups (baseline_entry) from one read.
+nlohmann::json read_baseline_file(const std::filesystem::path& file);
+// The problem's entry in such a file's contents, if it has one.
+std::optional<nlohmann::json> baseline_entry(const nlohmann::json& doc, int level, const std::string& problem_name);
+// The problem's entry in `file`, if the file has one.
 std::optional<nlohmann::json> baseline_entry_in(const std::filesystem::path& file, int level, const std::string& problem_name);
 
 // The problem's entry: a figure ("mean", ms) or, for compiled ones, the reason there is none.

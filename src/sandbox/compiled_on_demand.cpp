@@ -116,7 +116,7 @@ void CompiledOnDemand::run_sittings() {
         changed_.notify_all();
         return;
       }
-      for (const auto* p : queued_) problems.push_back(std::to_string(p->level) + ":" + std::to_string(p->id));
+      for (const auto* p : queued_) problems.push_back(p->spec());
       sitting_.insert(queued_.begin(), queued_.end());
       queued_.clear();
     }
