@@ -122,14 +122,16 @@ line("fast, compiled without one (being made, ...)", without)
 made = [cpu for f in fast_ok for cpu in f["headers_made"]]
 if made:
     print(f"  precompiled headers made: {len(made)}, {statistics.median(made):.1f} CPU s each (median)")
-light = [f for f in fast_ok if all(h == "light" for h in f["headers"])]
-print(f"files built against the lighter headers alone: {len(light)} of {len(fast_ok)} "
-      f"({100 * len(light) / max(1, len(fast_ok)):.0f}%)")
-line("fast, lighter headers", light)
-line("fast, PyTorch's headers for some file", [f for f in fast_ok if f not in light])
+# The widest headers a file's builds needed (design.md: the narrow and lighter headers).
+def width(f):
+    return max(0 if h == "narrow" else 1 if h.startswith("light") else 2 for h in f["headers"])
+for tier, label in ((0, "the narrowest headers"), (1, "the lighter headers at most"), (2, "PyTorch's headers for some file")):
+    rows = [f for f in fast_ok if width(f) == tier]
+    print(f"files built against {label}: {len(rows)} of {len(fast_ok)} ({100 * len(rows) / max(1, len(fast_ok)):.0f}%)")
+    line(f"fast, {label}", rows)
 for n, f in sorted(after.items()):
     for h in f.get("headers", []):
-        if h.startswith("full"):
+        if h != "narrow":
             print(f"  {n}: {h[:150]}")
 fast_alone = [n for n, f in after.items() if f.get("routes") == {"fast"}]
 print(f"files whose extensions the fast route built alone: {len(fast_alone)} of {len(after)} "

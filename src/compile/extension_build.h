@@ -38,8 +38,8 @@ const char* route_name(BuildRoute route);
 // on anything else.
 BuildRoute requested_build_route();
 // $KBENCH_EXTENSION_HEADERS: "light" (the default when unset: the fast route compiles against the
-// lighter torch/extension.h first) or "full" (PyTorch's own alone, e.g. to compare the two); throws
-// std::runtime_error on anything else. Part of the cache key when "full".
+// narrowest headers, then the lighter ones, before PyTorch's own) or "full" (PyTorch's own alone,
+// e.g. to compare); throws std::runtime_error on anything else. Part of the cache key when "full".
 bool light_headers_requested();
 
 struct ExtensionBuild {
@@ -57,7 +57,7 @@ struct ExtensionBuild {
   std::string why;                // why the pytorch route built it
   std::vector<std::string> adaptations;  // what kbench changed in PyTorch's plan to build here, and why
   std::string pch;                // the fast route's precompiled torch/extension.h: "used", "built", or why not
-  std::string headers;            // the fast route's: "light" (the lighter torch/extension.h), or "full: " and why
+  std::string headers;            // the fast route's: "narrow", "light" (and why), or "full: " and why (extension_compile.h)
   nlohmann::json steps;           // wall and CPU seconds per step ("plan", headers made, each object, "link")
 
   nlohmann::json to_json() const;

@@ -19,17 +19,46 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kBindingInclude = "#include <torch/extension.h>";
 
-// The lighter torch/extension.h that a build tries first, made of PyTorch's own narrower headers:
-// torch/types.h declares what load_inline sources mostly use (torch::Tensor, the factories, data_ptr,
-// TORCH_CHECK, AT_DISPATCH_*); the C++ one adds the pybind11 casters and wrap_pybind_function that
-// the binding file needs. What else the full header brings (torch::nn, optim, jit, data, ...) a source
-// that uses it gets by the compiler's error and the full header's second try.
+// The lighter torch/extension.h, tried second, made of PyTorch's own narrower headers: torch/types.h
+// declares what load_inline sources mostly use (torch::Tensor, the factories, data_ptr, TORCH_CHECK,
+// AT_DISPATCH_*); the C++ one adds the pybind11 casters and wrap_pybind_function that the binding
+// file needs. What else the full header brings (torch::nn, optim, jit, data, ...) a source that uses
+// it gets by the compiler's error and the full header's try.
 constexpr const char* kLightCudaHeader =
     "// kbench's lighter torch/extension.h for CUDA sources (README: How a ModelNew extension is built)\n"
     "#pragma once\n#include <torch/types.h>\n";
-constexpr const char* kLightCxxHeader =
+constexpr const char* kBindingHeaders = "#include <torch/csrc/utils/pybind.h>\n#include <torch/csrc/Exceptions.h>\n";
+const std::string kLightCxxHeader =
     "// kbench's lighter torch/extension.h for C++ sources (README: How a ModelNew extension is built)\n"
-    "#pragma once\n#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\n#include <torch/csrc/Exceptions.h>\n";
+    "#pragma once\n#include <torch/types.h>\n" + std::string(kBindingHeaders);
+
+// The narrowest headers, tried first: torch/types.h itself (which load_inline puts before every CUDA
+// source) replaced by ATen's Tensor, its operators, the dispatch macros and the per-operator headers
+// of the functions load_inline sources call most, with torch:: naming ATen's namespace, as
+// torch/types.h has it do. What the full torch/types.h adds a source that uses it gets by the
+// compiler's error and the next try: torch::'s own factories (which differ from ATen's only where
+// the options ask for requires_grad), its dtype aliases (torch::kFloat32), torch::nn and the rest.
+constexpr const char* kNarrowOps[] = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+    "arange", "rand", "randn", "randint", "from_blob", "tensor", "cat", "stack", "matmul", "mm", "bmm", "addmm",
+    "linear", "conv2d", "relu", "gelu", "sigmoid", "tanh", "softmax", "layer_norm", "batch_norm", "sum", "mean",
+    "max", "min", "maximum", "minimum", "clamp", "abs", "neg", "exp", "log", "sqrt", "pow", "add", "sub", "mul",
+    "div", "where", "transpose", "reshape"};
+
+// The narrow torch/types.h for the PyTorch whose headers are in `torch_include`: an operator's
+// header is named only where this PyTorch has it.
+std::string narrow_types_header(const std::filesystem::path& torch_include) {
+  // ATen/TensorOperators.h (Tensor + Tensor, Tensor * Scalar, ...) brings all of ATen's functions
+  // unless PyTorch's own per-operator mode is on, in which it needs one operator's header.
+  std::string text =
+      "// kbench's narrowest torch/types.h (README: How a ModelNew extension is built)\n#pragma once\n"
+      "#include <ATen/core/Tensor.h>\n#include <ATen/Dispatch.h>\n#include <c10/util/Exception.h>\n"
+      "#define AT_PER_OPERATOR_HEADERS\n#include <ATen/TensorOperators.h>\n#undef AT_PER_OPERATOR_HEADERS\n";
+  for (const auto* op : kNarrowOps)
+    if (std::filesystem::exists(torch_include / "ATen" / "ops" / (std::string(op) + ".h")))
+      text += "#include <ATen/ops/" + std::string(op) + ".h>\n";
+  return text + "namespace torch {\nusing namespace at;\n}\n";
+}
 
 // Flags as torch hands them to ninja: shell fragments ("-isystem /x", "'-fPIC'"), joined by spaces.
 std::string joined(const nlohmann::json& flags, const std::string& leave_out_prefix = "") {
@@ -85,25 +114,43 @@ bool begins_with_binding_include(const std::filesystem::path& source) {
   return first == kBindingInclude;
 }
 
-// The lighter headers' include directories, <headers_root>/<hash of both>/{cuda,cxx}/, each with its
-// torch/extension.h, written by the first build that needs them.
-struct LightHeaders {
+// One tier of headers: the include directories of CUDA and C++ sources, each with the files that
+// stand in for PyTorch's (torch/extension.h, and for the narrowest torch/types.h too).
+struct HeaderTier {
+  std::string name;  // "narrow" or "light"
   std::filesystem::path cuda_dir, cxx_dir;
 };
+using HeaderFiles = std::vector<std::pair<std::string, std::string>>;  // name under torch/, text
 
-LightHeaders light_headers(const std::filesystem::path& headers_root) {
-  const auto dir = headers_root / content_hash(std::string(kLightCudaHeader) + kLightCxxHeader).substr(0, 16);
-  const LightHeaders light{dir / "cuda", dir / "cxx"};
-  for (const auto& [include_dir, text] : {std::pair{light.cuda_dir, kLightCudaHeader}, std::pair{light.cxx_dir, kLightCxxHeader}}) {
-    const auto header = include_dir / "torch" / "extension.h";
-    if (std::filesystem::exists(header)) continue;
-    std::filesystem::create_directories(header.parent_path());
-    write_file_atomically(header, text);
-  }
-  return light;
+// Writes a tier into <headers_root>/<hash of its files>/{cuda,cxx}/torch/, unless a build did before.
+HeaderTier header_tier(const std::string& name, const std::filesystem::path& headers_root, const HeaderFiles& cuda,
+                       const HeaderFiles& cxx) {
+  std::string all;
+  for (const auto* files : {&cuda, &cxx})
+    for (const auto& [file, text] : *files) all += file + "\n" + text;
+  const auto dir = headers_root / content_hash(all).substr(0, 16);
+  HeaderTier tier{name, dir / "cuda", dir / "cxx"};
+  for (const auto& [include_dir, files] : {std::pair{tier.cuda_dir, &cuda}, std::pair{tier.cxx_dir, &cxx}})
+    for (const auto& [file, text] : *files) {
+      const auto header = include_dir / "torch" / file;
+      if (std::filesystem::exists(header)) continue;
+      std::filesystem::create_directories(header.parent_path());
+      write_file_atomically(header, text);
+    }
+  return tier;
 }
 
-// A precompiled torch/extension.h (PyTorch's or the lighter one) for the binding file's flags, in
+// The tiers a build tries, narrowest first. The narrow torch/extension.h holds its torch/types.h's
+// text rather than including it: its precompiled header is made without the tier's directory on the
+// include path.
+std::vector<HeaderTier> header_tiers(const std::filesystem::path& headers_root, const nlohmann::json& plan) {
+  const auto narrow = narrow_types_header(plan.at("torch_include").get<std::string>());
+  return {header_tier("narrow", headers_root, {{"types.h", narrow}, {"extension.h", narrow}},
+                      {{"types.h", narrow}, {"extension.h", narrow + kBindingHeaders}}),
+          header_tier("light", headers_root, {{"extension.h", kLightCudaHeader}}, {{"extension.h", kLightCxxHeader}})};
+}
+
+// A precompiled torch/extension.h (PyTorch's or one of kbench's tiers) for the binding file's flags, in
 // <pch_root>/<key>/torch/ beside a link to the header itself (g++ opens the header where it found the
 // .gch when a file includes it again, and then #pragma once skips it). Its key is the compiler (and
 // its version), the flags but the module's name (which the header never reads), the header's path
@@ -170,7 +217,7 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
 struct Step {
   Ran compiled;
   PrecompiledHeader pch;                           // the binding file's: its note says what became of it
-  std::string headers;                             // "light", or "full: " and why
+  std::string headers;                             // "narrow", "light" (and why not narrow), or "full: " and why
   nlohmann::json times = nlohmann::json::object();  // of what else it ran: headers made, a failed light try
 };
 
@@ -180,7 +227,7 @@ struct Step {
 // an error, whatever -Werror the flags hold) that says why.
 Step compile_against(const std::string& command, const std::filesystem::path& directory,
                      const std::filesystem::path& include_dir, bool binding, const nlohmann::json& plan,
-                     const std::filesystem::path& pch_root) {
+                     const std::filesystem::path& pch_root, const std::string& tier = "") {
   Step step;
   auto search = include_dir;
   std::string pch_flags;
@@ -188,7 +235,7 @@ Step compile_against(const std::string& command, const std::filesystem::path& di
     const auto header = include_dir.empty() ? torch_extension_header(plan) : include_dir / "torch" / "extension.h";
     step.pch = precompiled_header(plan, header, pch_root);
     if (!step.pch.build_times.is_null())
-      step.times[include_dir.empty() ? "pch" : "pch (light headers)"] = step.pch.build_times;
+      step.times[tier.empty() ? "pch" : "pch (" + tier + " headers)"] = step.pch.build_times;
     if (!step.pch.include_dir.empty()) search = step.pch.include_dir, pch_flags = " -Winvalid-pch -Wno-error=invalid-pch";
   }
   step.compiled = run_shell(command + (search.empty() ? "" : " -I" + quoted(search.string())) + pch_flags, directory);
@@ -204,8 +251,8 @@ std::string first_error(const std::string& output) {
 }
 
 // Compiles one source as ninja's compile or cuda_compile rule would (without a dependency file):
-// against the lighter headers first, and again against PyTorch's own on any compiler error. The
-// compiler decides which it needs; kbench reads no C++.
+// against the narrowest headers first, then the lighter ones, then PyTorch's own, each after a
+// compiler error in the one before. The compiler decides which a source needs; kbench reads no C++.
 Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const std::filesystem::path& directory,
                   const BuildCaches& caches) {
   const std::string source = step.at("source"), object = step.at("object");
@@ -224,19 +271,35 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
     compiled = compile_against(command, directory, {}, binding, plan, caches.pch_root);
     compiled.headers = "full: asked for (KBENCH_EXTENSION_HEADERS=full)";
   } else {
-    const auto light = light_headers(caches.headers_root);
-    compiled = compile_against(command, directory, nvcc ? light.cuda_dir : light.cxx_dir, binding, plan, caches.pch_root);
-    compiled.headers = "light";
+    nlohmann::json failed = nlohmann::json::object();  // the tries before, and what they made
+    std::string narrow_error;
+    for (const auto& tier : header_tiers(caches.headers_root, plan)) {
+      compiled = compile_against(command, directory, nvcc ? tier.cuda_dir : tier.cxx_dir, binding, plan, caches.pch_root,
+                                 tier.name);
+      compiled.times.update(failed);
+      if (compiled.compiled.ok) {
+        compiled.headers = tier.name + (narrow_error.empty() ? "" : ": the narrowest headers failed: " + narrow_error);
+        break;
+      }
+      failed = compiled.times;
+      failed[object + " (" + tier.name + " headers, failed)"] = compiled.compiled.times();
+      compiled.headers = "full: the lighter headers failed: " + first_error(compiled.compiled.output);
+      if (tier.name == "narrow") narrow_error = first_error(compiled.compiled.output);
+    }
     if (!compiled.compiled.ok) {
       auto full = compile_against(command, directory, {}, binding, plan, caches.pch_root);
-      full.headers = "full: the lighter headers failed: " + first_error(compiled.compiled.output);
-      full.times.update(compiled.times);
-      full.times[object + " (light headers, failed)"] = compiled.compiled.times();
+      full.headers = compiled.headers;
+      full.times.update(failed);
       compiled = std::move(full);
     }
   }
   if (!nvcc && !binding) compiled.pch.note = "not used: " + source + " does not begin with " + kBindingInclude;
   return compiled;
+}
+
+// How wide a step's headers were: the narrowest (0), the lighter (1), PyTorch's own (2).
+int width(const std::string& headers) {
+  return headers.rfind("narrow", 0) == 0 ? 0 : headers.rfind("light", 0) == 0 ? 1 : 2;
 }
 
 std::string failure(const std::string& target, const Ran& ran) {
@@ -263,7 +326,7 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
     compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches); }));
   std::string objects;
   result.pch = "not used: no C++ file";
-  result.headers = "light";
+  result.headers = "narrow";
   for (size_t i = 0; i < compiles.size(); ++i) {
     const auto step = compiles[i].get();
     const std::string object = plan.at("steps")[i].at("object");
@@ -271,7 +334,7 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
     result.commands.push_back(step.compiled.command);
     if (!step.pch.note.empty()) result.pch = step.pch.note;
     result.steps.update(step.times);
-    if (result.headers == "light") result.headers = step.headers;
+    if (width(step.headers) > width(result.headers)) result.headers = step.headers;
     objects += " " + quoted(object);
     if (!step.compiled.ok && result.log.empty()) result.log = failure(object, step.compiled);
   }

@@ -3,10 +3,12 @@
 // main.cpp, cuda.cu and build.ninja as it always does (modelnew_support.py's build_plan stops it
 // there); kbench then runs the same compile and link commands ninja would run, with three
 // differences that leave the kernels as they are:
-//  - each file compiles first against a lighter torch/extension.h made of PyTorch's own narrower
-//    headers (torch/types.h; for C++ files also pybind11's casters), in $KBENCH_CACHE/extension-headers,
-//    and again against PyTorch's own on any compiler error. Not where the submission names include
-//    directories of its own.
+//  - each file compiles first against the narrowest headers (torch/types.h and torch/extension.h
+//    made of ATen's Tensor, its operators and the per-operator headers load_inline sources call
+//    most), then against a lighter torch/extension.h made of PyTorch's own narrower headers
+//    (torch/types.h; for C++ files also pybind11's casters), both in $KBENCH_CACHE/extension-headers,
+//    and last against PyTorch's own, each after a compiler error in the one before. Not where the
+//    submission names include directories of its own.
 //  - the binding file's `#include <torch/extension.h>` comes from a precompiled header, built once
 //    per compiler, flags and header into $KBENCH_CACHE/extension-pch (g++ looks for
 //    torch/extension.h.gch in an include directory before torch/extension.h; a header it cannot use,
@@ -26,14 +28,16 @@ namespace kbench::compile {
 struct PlannedBuildResult {
   bool ok = false;
   std::string log;       // the failed command and the compiler's output, as ninja prints them
-  nlohmann::json steps;  // per step (each object, "link", headers made, failed light tries): {"wall_s", "cpu_s"}
+  nlohmann::json steps;  // per step (each object, "link", headers made, failed tries): {"wall_s", "cpu_s"}
   std::string pch;       // what became of the precompiled header: "used", "built", or why not
-  std::string headers;   // "light" when every file compiled against the lighter headers, else "full: " and why
+  // The widest headers a file needed: "narrow" (every file compiled against the narrowest), "light"
+  // (and why the narrowest failed), or "full: " and why.
+  std::string headers;
   std::vector<std::string> commands;  // the compile and link commands run, in order (shell, in `directory`)
 };
 
-// The caches a build shares with others (precompiled headers, the lighter headers' directories),
-// and whether it tries the lighter headers.
+// The caches a build shares with others (precompiled headers, the narrow and lighter headers'
+// directories), and whether it tries those before PyTorch's own.
 struct BuildCaches {
   std::filesystem::path pch_root, headers_root;
   bool try_light_headers = true;

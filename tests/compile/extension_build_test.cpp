@@ -1,5 +1,5 @@
 // The two routes of a ModelNew extension build (compile/extension_build.h) on the CPU: kbench's fast
-// route compiles what PyTorch's own build compiles, to the same bytes; against the lighter headers,
+// route compiles what PyTorch's own build compiles, to the same bytes; against the narrowest headers that compile,
 // to the same device code, and against PyTorch's own where a file needs more; a CUDA extension builds
 // and loads without a GPU on the documented CPU setup (Debian's PyTorch 1.13, CUDA 13), where
 // PyTorch's own build cannot (its plan is adapted, and the record says how); processes that share a
@@ -162,8 +162,8 @@ torch::Tensor relu_cuda(torch::Tensor x) {
     CHECK(mentions(built.adaptations, "kbench passes -std=c++17"));
     CHECK(mentions(built.adaptations, "kbench links without -ltorch_cuda"));
   }
-  CHECK(built.headers == "light");
-  CHECK((built.pch == "built" || built.pch == "used"));  // the lighter binding header's
+  CHECK(built.headers == "narrow");
+  CHECK((built.pch == "built" || built.pch == "used"));  // the narrow binding header's
   // Against PyTorch's own torch/extension.h: the same device code (the kernels' cubins, byte for byte).
   ::setenv("KBENCH_EXTENSION_HEADERS", "full", 1);
   const auto full = compile::build_extension(spec, "sm_90a", fresh_cache("cuda-full"), compile::BuildRoute::fast);
@@ -204,28 +204,41 @@ TEST_CASE("a build the fast route cannot take is PyTorch's, and the record says 
   CHECK(built.cpu_seconds > 0);  // both build processes
 }
 
-TEST_CASE("a file compiles against the lighter headers, and one that needs more against PyTorch's own", "[modelnew]") {
+TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter, PyTorch's own", "[modelnew]") {
   const auto cache = fresh_cache("headers");
-  const auto light = cpp_spec("negate", "torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return -x; }");
-  const auto built = compile::build_extension(light, "sm_90a", cache, compile::BuildRoute::fast);
+  const auto narrow = cpp_spec("negate", "torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return -x * 2; }");
+  const auto built = compile::build_extension(narrow, "sm_90a", cache, compile::BuildRoute::fast);
   INFO(built.log);
   REQUIRE(built.ok);
-  CHECK(built.headers == "light");
-  // The precompiled headers are $KBENCH_CACHE's, which an earlier test may have filled: the lighter
+  CHECK(built.headers == "narrow");
+  // The precompiled headers are $KBENCH_CACHE's, which an earlier test may have filled: the narrow
   // one was made here, or found.
-  CHECK((built.pch == "built") == built.steps.contains("pch (light headers)"));
+  CHECK((built.pch == "built") == built.steps.contains("pch (narrow headers)"));
   CHECK((built.pch == "built" || built.pch == "used"));
   CHECK_FALSE(built.steps.contains("pch"));
-  CHECK(built.to_json()["headers"] == "light");
+  CHECK_FALSE(built.steps.contains("main.o (narrow headers, failed)"));
+  CHECK(built.to_json()["headers"] == "narrow");
 
-  // torch::nn is not in the lighter headers: the compiler's error, then PyTorch's own header.
+  // torch::kFloat32 is torch/types.h's own name: the narrowest headers fail, the lighter ones build it.
+  const auto light = cpp_spec("as_float", "torch::Tensor as_float(torch::Tensor x) { return x.to(torch::kFloat32); }");
+  const auto lighter = compile::build_extension(light, "sm_90a", cache, compile::BuildRoute::fast);
+  INFO(lighter.log);
+  REQUIRE(lighter.ok);
+  INFO(lighter.headers);
+  CHECK(lighter.headers.rfind("light: the narrowest headers failed: ", 0) == 0);
+  CHECK(lighter.headers.find("kFloat32") != std::string::npos);  // the compiler's own line
+  CHECK(lighter.steps.contains("main.o (narrow headers, failed)"));
+  CHECK_FALSE(lighter.steps.contains("main.o (light headers, failed)"));
+
+  // torch::nn is in neither: the compiler's errors, then PyTorch's own header.
   const auto more = cpp_spec("gelu", "torch::Tensor gelu(torch::Tensor x) { return torch::nn::functional::gelu(x); }");
   const auto fell_back = compile::build_extension(more, "sm_90a", cache, compile::BuildRoute::fast);
   INFO(fell_back.log);
   REQUIRE(fell_back.ok);
   INFO(fell_back.headers);
   CHECK(fell_back.headers.rfind("full: the lighter headers failed: ", 0) == 0);
-  CHECK(fell_back.headers.find("error:") != std::string::npos);  // the compiler's own line
+  CHECK(fell_back.headers.find("error:") != std::string::npos);
+  CHECK(fell_back.steps.contains("main.o (narrow headers, failed)"));
   CHECK(fell_back.steps.contains("main.o (light headers, failed)"));
   CHECK(fell_back.steps.contains("main.o"));
   CHECK(defines(fell_back.library, {"PyInit_" + fell_back.module}));
