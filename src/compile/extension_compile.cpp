@@ -8,6 +8,7 @@
 #include <future>
 #include <sys/file.h>
 #include <unistd.h>
+#include <utility>
 
 #include "compile/child_process.h"
 #include "compile/submission.h"
@@ -34,16 +35,24 @@ const std::string kLightCxxHeader =
 
 // The narrowest headers, tried first: torch/types.h itself (which load_inline puts before every CUDA
 // source) replaced by ATen's Tensor, its operators, the dispatch macros and the per-operator headers
-// of the functions load_inline sources call most, with torch:: naming ATen's namespace, as
-// torch/types.h has it do. What the full torch/types.h adds a source that uses it gets by the
-// compiler's error and the next try: torch::'s own factories (which differ from ATen's only where
-// the options ask for requires_grad), its dtype aliases (torch::kFloat32), torch::nn and the rest.
+// of the functions load_inline sources call most, with torch:: naming ATen's namespace and the
+// scalar types' widths, as torch/types.h has it do. What the full torch/types.h adds, a source that
+// uses it gets by the compiler's error and the next try: torch::'s own factories (which differ from
+// ATen's only where the options ask for requires_grad), torch::Dtype, torch::nn and the rest.
 constexpr const char* kNarrowOps[] = {
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
     "arange", "rand", "randn", "randint", "from_blob", "tensor", "cat", "stack", "matmul", "mm", "bmm", "addmm",
-    "linear", "conv2d", "relu", "gelu", "sigmoid", "tanh", "softmax", "layer_norm", "batch_norm", "sum", "mean",
-    "max", "min", "maximum", "minimum", "clamp", "abs", "neg", "exp", "log", "sqrt", "pow", "add", "sub", "mul",
-    "div", "where", "transpose", "reshape"};
+    "baddbmm", "einsum", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "relu", "leaky_relu", "gelu", "silu", "elu", "selu", "hardtanh", "hardswish", "mish",
+    "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "group_norm",
+    "instance_norm", "scaled_dot_product_attention", "sum", "mean", "prod", "var", "std", "norm", "cumsum", "max",
+    "min", "maximum", "minimum", "argmax", "argmin", "topk", "sort", "clamp", "clamp_min", "clamp_max", "abs",
+    "neg", "sign", "floor", "ceil", "round", "exp", "exp2", "log", "sqrt", "rsqrt", "erf", "pow", "add", "sub",
+    "mul", "div", "where", "transpose", "permute", "reshape", "flatten", "index_select", "gather"};
+// torch/types.h's names for the widths of ATen's scalar types (torch::kFloat32 is at::kFloat).
+constexpr std::pair<const char*, const char*> kWidthNames[] = {
+    {"kUInt8", "kByte"}, {"kInt8", "kChar"},     {"kInt16", "kShort"},   {"kInt32", "kInt"},
+    {"kInt64", "kLong"}, {"kFloat16", "kHalf"}, {"kFloat32", "kFloat"}, {"kFloat64", "kDouble"}};
 
 // The narrow torch/types.h for the PyTorch whose headers are in `torch_include`: an operator's
 // header is named only where this PyTorch has it.
@@ -57,7 +66,9 @@ std::string narrow_types_header(const std::filesystem::path& torch_include) {
   for (const auto* op : kNarrowOps)
     if (std::filesystem::exists(torch_include / "ATen" / "ops" / (std::string(op) + ".h")))
       text += "#include <ATen/ops/" + std::string(op) + ".h>\n";
-  return text + "namespace torch {\nusing namespace at;\n}\n";
+  text += "namespace torch {\nusing namespace at;\n";
+  for (const auto& [width, name] : kWidthNames) text += "constexpr auto " + std::string(width) + " = at::" + name + ";\n";
+  return text + "}\n";
 }
 
 // Flags as torch hands them to ninja: shell fragments ("-isystem /x", "'-fPIC'"), joined by spaces.

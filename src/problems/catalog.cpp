@@ -119,7 +119,8 @@ std::filesystem::path project_root(const std::string& override_root) {
 }
 
 std::filesystem::path cache_dir() {
-  if (const char* env = std::getenv("KBENCH_CACHE"); env && *env) return env;
+  // Absolute: builds run their compilers in directories of their own, under it.
+  if (const char* env = std::getenv("KBENCH_CACHE"); env && *env) return std::filesystem::absolute(env);
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "kbench";
   if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache" / "kbench";
   return std::filesystem::temp_directory_path() / "kbench-cache";

@@ -206,7 +206,8 @@ TEST_CASE("a build the fast route cannot take is PyTorch's, and the record says 
 
 TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter, PyTorch's own", "[modelnew]") {
   const auto cache = fresh_cache("headers");
-  const auto narrow = cpp_spec("negate", "torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return -x * 2; }");
+  const auto narrow = cpp_spec(
+      "negate", "torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return (-x * 2).to(torch::kFloat32); }");
   const auto built = compile::build_extension(narrow, "sm_90a", cache, compile::BuildRoute::fast);
   INFO(built.log);
   REQUIRE(built.ok);
@@ -219,14 +220,14 @@ TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter
   CHECK_FALSE(built.steps.contains("main.o (narrow headers, failed)"));
   CHECK(built.to_json()["headers"] == "narrow");
 
-  // torch::kFloat32 is torch/types.h's own name: the narrowest headers fail, the lighter ones build it.
-  const auto light = cpp_spec("as_float", "torch::Tensor as_float(torch::Tensor x) { return x.to(torch::kFloat32); }");
+  // torch::Dtype is torch/types.h's own name: the narrowest headers fail, the lighter ones build it.
+  const auto light = cpp_spec("as_float", "torch::Tensor as_float(torch::Tensor x) { torch::Dtype f = torch::kFloat32; return x.to(f); }");
   const auto lighter = compile::build_extension(light, "sm_90a", cache, compile::BuildRoute::fast);
   INFO(lighter.log);
   REQUIRE(lighter.ok);
   INFO(lighter.headers);
   CHECK(lighter.headers.rfind("light: the narrowest headers failed: ", 0) == 0);
-  CHECK(lighter.headers.find("kFloat32") != std::string::npos);  // the compiler's own line
+  CHECK(lighter.headers.find("Dtype") != std::string::npos);  // the compiler's own line
   CHECK(lighter.steps.contains("main.o (narrow headers, failed)"));
   CHECK_FALSE(lighter.steps.contains("main.o (light headers, failed)"));
 
