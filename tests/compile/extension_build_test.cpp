@@ -206,11 +206,15 @@ TEST_CASE("a build the fast route cannot take is PyTorch's, and the record says 
 
 TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter, PyTorch's own", "[modelnew]") {
   const auto cache = fresh_cache("headers");
-  const auto narrow = cpp_spec(
+  // Builds one C++ function into this test's cache; it must build.
+  const auto build = [&](const std::string& name, const std::string& source) {
+    auto built = compile::build_extension(cpp_spec(name, source), "sm_90a", cache, compile::BuildRoute::fast);
+    INFO(built.log << "\nheaders: " << built.headers);
+    REQUIRE(built.ok);
+    return built;
+  };
+  const auto built = build(
       "negate", "torch::Tensor negate(torch::Tensor x) { TORCH_CHECK(x.dim() > 0); return (-x * 2).to(torch::kFloat32); }");
-  const auto built = compile::build_extension(narrow, "sm_90a", cache, compile::BuildRoute::fast);
-  INFO(built.log);
-  REQUIRE(built.ok);
   CHECK(built.headers == "narrow");
   // The precompiled headers are $KBENCH_CACHE's, which an earlier test may have filled: the narrow
   // one was made here, or found.
@@ -221,10 +225,7 @@ TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter
   CHECK(built.to_json()["headers"] == "narrow");
 
   // torch::Dtype is torch/types.h's own name: the narrowest headers fail, the lighter ones build it.
-  const auto light = cpp_spec("as_float", "torch::Tensor as_float(torch::Tensor x) { torch::Dtype f = torch::kFloat32; return x.to(f); }");
-  const auto lighter = compile::build_extension(light, "sm_90a", cache, compile::BuildRoute::fast);
-  INFO(lighter.log);
-  REQUIRE(lighter.ok);
+  const auto lighter = build("as_float", "torch::Tensor as_float(torch::Tensor x) { torch::Dtype f = torch::kFloat32; return x.to(f); }");
   INFO(lighter.headers);
   CHECK(lighter.headers.rfind("light: the narrowest headers failed: ", 0) == 0);
   CHECK(lighter.headers.find("Dtype") != std::string::npos);  // the compiler's own line
@@ -232,10 +233,7 @@ TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter
   CHECK_FALSE(lighter.steps.contains("main.o (light headers, failed)"));
 
   // torch::nn is in neither: the compiler's errors, then PyTorch's own header.
-  const auto more = cpp_spec("gelu", "torch::Tensor gelu(torch::Tensor x) { return torch::nn::functional::gelu(x); }");
-  const auto fell_back = compile::build_extension(more, "sm_90a", cache, compile::BuildRoute::fast);
-  INFO(fell_back.log);
-  REQUIRE(fell_back.ok);
+  const auto fell_back = build("gelu", "torch::Tensor gelu(torch::Tensor x) { return torch::nn::functional::gelu(x); }");
   INFO(fell_back.headers);
   CHECK(fell_back.headers.rfind("full: the lighter headers failed: ", 0) == 0);
   CHECK(fell_back.headers.find("error:") != std::string::npos);
