@@ -38,10 +38,12 @@ const std::string kLightCxxHeader =
 // of the functions load_inline sources call most, with torch:: naming ATen's namespace and the
 // scalar types' widths, as torch/types.h has it do. What the full torch/types.h adds, a source that
 // uses it gets by the compiler's error and the next try: torch::'s own factories (which differ from
-// ATen's only where the options ask for requires_grad), torch::Dtype, torch::nn and the rest.
+// ATen's only where the options ask for requires_grad), torch::Dtype, torch::nn and the rest. Not
+// torch::tensor, which ATen's overloads would compile with another dtype (double for a list of
+// doubles, where torch's takes the default, float).
 constexpr const char* kNarrowOps[] = {
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "arange", "rand", "randn", "randint", "from_blob", "tensor", "cat", "stack", "matmul", "mm", "bmm", "addmm",
+    "arange", "rand", "randn", "randint", "from_blob", "cat", "stack", "matmul", "mm", "bmm", "addmm",
     "baddbmm", "einsum", "linear", "conv1d", "conv2d", "conv3d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "relu", "leaky_relu", "gelu", "silu", "elu", "selu", "hardtanh", "hardswish", "mish",
     "softplus", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "layer_norm", "batch_norm", "group_norm",
