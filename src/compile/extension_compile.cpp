@@ -40,7 +40,8 @@ const std::string kLightCxxHeader =
 // uses it gets by the compiler's error and the next try: torch::'s own factories (which differ from
 // ATen's only where the options ask for requires_grad), torch::Dtype, torch::nn and the rest. Not
 // torch::tensor, which ATen's overloads would compile with another dtype (double for a list of
-// doubles, where torch's takes the default, float).
+// doubles, where torch's takes the default, float): a deleted torch::tensor stops the name's lookup
+// in torch::, so a call fails to compile even where the source includes ATen's own.
 constexpr const char* kNarrowOps[] = {
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
     "arange", "rand", "randn", "randint", "from_blob", "cat", "stack", "matmul", "mm", "bmm", "addmm",
@@ -68,7 +69,7 @@ std::string narrow_types_header(const std::filesystem::path& torch_include) {
   for (const auto* op : kNarrowOps)
     if (std::filesystem::exists(torch_include / "ATen" / "ops" / (std::string(op) + ".h")))
       text += "#include <ATen/ops/" + std::string(op) + ".h>\n";
-  text += "namespace torch {\nusing namespace at;\n";
+  text += "namespace torch {\nusing namespace at;\nvoid tensor() = delete;\n";
   for (const auto& [width, name] : kWidthNames) text += "constexpr auto " + std::string(width) + " = at::" + name + ";\n";
   return text + "}\n";
 }

@@ -232,9 +232,11 @@ TEST_CASE("a file compiles against the narrowest headers it can: narrow, lighter
   CHECK(lighter.steps.contains("main.o (narrow headers, failed)"));
   CHECK_FALSE(lighter.steps.contains("main.o (light headers, failed)"));
 
-  // torch::tensor is torch's own too: ATen's would compile, making doubles of a list of doubles.
-  const auto own_tensor = build("constant", "torch::Tensor constant(torch::Tensor x) { return x + torch::tensor({1.0, 2.0}); }");
-  INFO(own_tensor.headers);
+  // torch::tensor is torch's own too: ATen's would compile, making doubles of a list of doubles, and
+  // must not be found through torch:: even where the source brings it.
+  const auto own_tensor = build(
+      "constant", "#include <ATen/ATen.h>\ntorch::Tensor constant(torch::Tensor x) { return x + torch::tensor({1.0, 2.0}); }");
+  INFO("torch::tensor: " << own_tensor.headers);
   CHECK(own_tensor.headers.rfind("light: the narrowest headers failed: ", 0) == 0);
 
   // torch::nn is in neither: the compiler's errors, then PyTorch's own header.
