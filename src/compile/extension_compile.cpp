@@ -232,7 +232,7 @@ struct Step {
   Ran compiled;
   PrecompiledHeader pch;                           // the binding file's: its note says what became of it
   std::string headers;                             // "narrow", "light" (and why not narrow), or "full: " and why
-  nlohmann::json times = nlohmann::json::object();  // of what else it ran: headers made, a failed light try
+  nlohmann::json times = nlohmann::json::object();  // of what else it ran: headers made, failed tries
 };
 
 // One compile against one torch/extension.h: the one in `include_dir`, searched after the user's -I
