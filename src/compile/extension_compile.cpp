@@ -265,10 +265,10 @@ std::string first_error(const std::string& output) {
 }
 
 // Compiles one source as ninja's compile or cuda_compile rule would (without a dependency file):
-// against the narrowest headers first, then the lighter ones, then PyTorch's own, each after a
+// against each of `tiers` in turn (the narrowest first), then PyTorch's own, each after a
 // compiler error in the one before. The compiler decides which a source needs; kbench reads no C++.
 Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const std::filesystem::path& directory,
-                  const BuildCaches& caches) {
+                  const BuildCaches& caches, const std::vector<HeaderTier>& tiers) {
   const std::string source = step.at("source"), object = step.at("object");
   const auto io = " -c " + quoted(source) + " -o " + quoted(object);
   const bool nvcc = step.at("nvcc").get<bool>();
@@ -287,7 +287,7 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
   } else {
     nlohmann::json failed = nlohmann::json::object();  // the tries before, and what they made
     std::string narrow_error;
-    for (const auto& tier : header_tiers(caches.headers_root, plan)) {
+    for (const auto& tier : tiers) {
       compiled = compile_against(command, directory, nvcc ? tier.cuda_dir : tier.cxx_dir, binding, plan, caches.pch_root,
                                  tier.name);
       compiled.times.update(failed);
@@ -335,9 +335,10 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
   // As ninja -j: one compiler at a time only when MAX_JOBS says 1 (kbench batch's build pass does).
   const char* jobs = std::getenv("MAX_JOBS");
   const auto launch = jobs && std::string(jobs) == "1" ? std::launch::deferred : std::launch::async;
+  const auto tiers = caches.try_light_headers ? header_tiers(caches.headers_root, plan) : std::vector<HeaderTier>{};
   std::vector<std::future<Step>> compiles;
   for (const auto& step : plan.at("steps"))
-    compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches); }));
+    compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches, tiers); }));
   std::string objects;
   result.pch = "not used: no C++ file";
   result.headers = "narrow";

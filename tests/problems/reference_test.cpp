@@ -61,12 +61,10 @@ std::map<std::pair<int, int>, nlohmann::json> read_catalog_facts() {
 TEST_CASE("a relative KBENCH_CACHE names a directory under the working directory, as an absolute path", "[problems]") {
   // Builds run their compilers in directories of their own under the cache: a relative path there
   // would name another file.
-  const char* saved = std::getenv("KBENCH_CACHE");
-  const std::string kept = saved ? saved : "";
-  ::setenv("KBENCH_CACHE", "relative/cache", 1);
-  const auto dir = problems::cache_dir();
-  if (saved) ::setenv("KBENCH_CACHE", kept.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
+  const auto dir = [] {
+    const testing::ScopedEnv relative("KBENCH_CACHE", "relative/cache");
+    return problems::cache_dir();
+  }();
   CHECK(dir.is_absolute());
   CHECK(dir == std::filesystem::current_path() / "relative" / "cache");
 }

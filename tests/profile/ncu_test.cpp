@@ -27,18 +27,6 @@ std::string script(const std::string& name, const std::string& body) {
   return path.string();
 }
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { had_ ? ::setenv(name_, old_.c_str(), 1) : ::unsetenv(name_); }
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
-
 // A profiled record of a two-kernel candidate, as the profile stage writes it (the fields the ncu
 // pass and the bounds read).
 nlohmann::json profiled_record() {
@@ -89,8 +77,8 @@ TEST_CASE("ncu is told the candidate's kernels, the NVTX range and the report", 
 }
 
 TEST_CASE("without ncu, kbench says where it looked and how to point it at one", "[profile]") {
-  ScopedEnv no_path("PATH", "/nonexistent");
-  ScopedEnv no_ncu("KBENCH_NCU", "");
+  testing::ScopedEnv no_path("PATH", "/nonexistent");
+  testing::ScopedEnv no_ncu("KBENCH_NCU", "");
   const auto where = profile::find_ncu("/nonexistent/cuda/bin");
   CHECK(where.path.empty());
   CHECK_THAT(where.why_absent, contains_text("not installed"));
@@ -99,7 +87,7 @@ TEST_CASE("without ncu, kbench says where it looked and how to point it at one",
 }
 
 TEST_CASE("an ncu that is not there leaves a clear message in the record's profile", "[profile]") {
-  ScopedEnv bad_ncu("KBENCH_NCU", "/nonexistent/ncu");
+  testing::ScopedEnv bad_ncu("KBENCH_NCU", "/nonexistent/ncu");
   auto record = profiled_record();
   sandbox::EvalRequest req;
   req.ncu = true;
@@ -128,7 +116,7 @@ TEST_CASE("the ncu pass runs its worker under ncu, reads the export and names ea
   const auto worker = testing::fake_worker("ncu-target", "next_request\n"
                                                          "reply '{\"record\":{\"verdict\":\"not_checked\",\"ncu_target\":{\"ran\":true}}}'\n"
                                                          "cat >/dev/null");
-  ScopedEnv use_ncu("KBENCH_NCU", ncu);
+  testing::ScopedEnv use_ncu("KBENCH_NCU", ncu);
   auto record = profiled_record();
   sandbox::EvalRequest req;
   req.ncu = true;
@@ -147,7 +135,7 @@ TEST_CASE("an ncu that writes no report leaves an error in the record, not a cra
   const auto worker = testing::fake_worker("ncu-target2", "next_request\n"
                                                           "reply '{\"record\":{\"verdict\":\"not_checked\",\"ncu_target\":{\"ran\":true}}}'\n"
                                                           "cat >/dev/null");
-  ScopedEnv use_ncu("KBENCH_NCU", ncu);
+  testing::ScopedEnv use_ncu("KBENCH_NCU", ncu);
   auto record = profiled_record();
   sandbox::EvalRequest req;
   req.ncu = true;

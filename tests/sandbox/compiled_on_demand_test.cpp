@@ -26,30 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Sets (or, with nullopt, unsets) an environment variable for a scope, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) old_ = old;
-    if (value)
-      ::setenv(name_.c_str(), value->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
 // An empty directory of this test's own, removed again at the end of the scope.
 class TempDir {
  public:
@@ -115,7 +91,7 @@ std::string script_last_line(const std::filesystem::path& record) {
 TEST_CASE("the machine's compiled record lies under the cache, per GPU model, PyTorch and kbench version",
           "[sandbox][compiled]") {
   const TempDir cache("record-path");
-  const ScopedEnv env("KBENCH_CACHE", cache.path().string());
+  const testing::ScopedEnv env("KBENCH_CACHE", cache.path().string());
   CHECK(sandbox::machine_compiled_record("NVIDIA H200") ==
         cache.path() / "compiled" / "H200" / ("torch-" KBENCH_TORCH_VERSION) / ("kbench-" KBENCH_VERSION) /
             "compiled.json");
@@ -125,7 +101,7 @@ TEST_CASE("the machine's compiled record lies under the cache, per GPU model, Py
 
 TEST_CASE("a figure in the machine's record is returned without running anything", "[sandbox][compiled]") {
   const TempDir cache("recorded");
-  const ScopedEnv env("KBENCH_CACHE", cache.path().string());
+  const testing::ScopedEnv env("KBENCH_CACHE", cache.path().string());
   // A made-up model: nothing in baselines/ for it, and no CUDA device of that name to time on.
   const std::string gpu = "NVIDIA Test GPU 51";
   const auto record = sandbox::machine_compiled_record(gpu);
@@ -152,7 +128,7 @@ TEST_CASE("a figure in the machine's record is returned without running anything
   const auto fake_python = cache.path() / "fake-python.sh";
   std::ofstream(fake_python) << "#!/bin/sh\ntouch '" << marker.string() << "'\necho 'fake python ran'\n";
   std::filesystem::permissions(fake_python, std::filesystem::perms::owner_all);
-  const ScopedEnv python_env("KBENCH_PYTHON", fake_python.string());
+  const testing::ScopedEnv python_env("KBENCH_PYTHON", fake_python.string());
 
   sandbox::CompiledOnDemand maker(catalog(), gpu, {0});
   CHECK(maker.known(1, 19));
@@ -188,9 +164,9 @@ TEST_CASE("where the script can make no figure, figure says why, once per proble
     return;
   }
   const TempDir cache("no-figure");
-  const ScopedEnv env("KBENCH_CACHE", cache.path().string());
+  const testing::ScopedEnv env("KBENCH_CACHE", cache.path().string());
   const TempDir inductor("no-figure-inductor");  // in case the script got as far as compiling
-  const ScopedEnv inductor_env("TORCHINDUCTOR_CACHE_DIR", inductor.path().string());
+  const testing::ScopedEnv inductor_env("TORCHINDUCTOR_CACHE_DIR", inductor.path().string());
   const std::string gpu = "NVIDIA Test GPU 52";
   const auto record = sandbox::machine_compiled_record(gpu);
   sandbox::CompiledOnDemand maker(catalog(), gpu, {0});
@@ -237,7 +213,7 @@ TEST_CASE("where the script can make no figure, figure says why, once per proble
 
 TEST_CASE("figure of a problem not in the catalog says there is no such problem", "[sandbox][compiled]") {
   const TempDir cache("no-such");
-  const ScopedEnv env("KBENCH_CACHE", cache.path().string());
+  const testing::ScopedEnv env("KBENCH_CACHE", cache.path().string());
   REQUIRE_FALSE(catalog().find(1, 999));
   sandbox::CompiledOnDemand maker(catalog(), "NVIDIA Test GPU 53", {0});
   CHECK_FALSE(maker.known(1, 999));
@@ -253,22 +229,22 @@ TEST_CASE("a GPU's lock file is named after the GPU that CUDA_VISIBLE_DEVICES ma
           "[sandbox][compiled]") {
   const auto name = [](int device) { return sandbox::gpu_lock_path(device).filename().string(); };
   {
-    const ScopedEnv env("CUDA_VISIBLE_DEVICES", std::nullopt);
+    const testing::ScopedEnv env("CUDA_VISIBLE_DEVICES", std::nullopt);
     CHECK(name(1) == "kbench-gpu1-timing.lock");
     CHECK(name(0) == "kbench-gpu0-timing.lock");
     CHECK(sandbox::gpu_lock_path(1).parent_path() == std::filesystem::temp_directory_path());
   }
   {
-    const ScopedEnv env("CUDA_VISIBLE_DEVICES", "");  // set but empty: as unset
+    const testing::ScopedEnv env("CUDA_VISIBLE_DEVICES", "");  // set but empty: as unset
     CHECK(name(1) == "kbench-gpu1-timing.lock");
   }
   {
-    const ScopedEnv env("CUDA_VISIBLE_DEVICES", "3,5");
+    const testing::ScopedEnv env("CUDA_VISIBLE_DEVICES", "3,5");
     CHECK(name(1) == "kbench-gpu5-timing.lock");
     CHECK(name(0) == "kbench-gpu3-timing.lock");
   }
   {
-    const ScopedEnv env("CUDA_VISIBLE_DEVICES", "GPU-ab:cd,7");
+    const testing::ScopedEnv env("CUDA_VISIBLE_DEVICES", "GPU-ab:cd,7");
     CHECK(name(0) == "kbench-gpuGPU-ab_cd-timing.lock");
     CHECK(name(1) == "kbench-gpu7-timing.lock");
   }
@@ -297,7 +273,7 @@ TEST_CASE("a file lock is held by one thread at a time", "[sandbox][compiled]") 
 TEST_CASE("baselines recorded from several threads at once are all kept", "[sandbox][compiled]") {
   // record_baseline writes under the project root's baselines/: a root of this test's own.
   const TempDir root("record-root");
-  const ScopedEnv env("KBENCH_ROOT", root.path().string());
+  const testing::ScopedEnv env("KBENCH_ROOT", root.path().string());
   const std::string gpu = "Test GPU 51 record";
   const auto file = report::baseline_file(gpu, "compiled");
   REQUIRE(starts_with(file.string(), root.path().string()));
