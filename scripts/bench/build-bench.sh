@@ -69,7 +69,7 @@ for route in ${BENCH_ROUTES:-pytorch fast}; do
   echo "$route route: $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.0f}')" "$start" "$(date +%s.%N)") s wall"
 done
 python3 - "$LOGS/builds-pytorch.json" "$LOGS/builds-fast.json" "$KBENCH_CACHE/extensions" <<'EOF'
-import glob, json, os, re, statistics, subprocess, sys, tempfile
+import concurrent.futures, glob, json, os, re, statistics, subprocess, sys, tempfile
 
 def builds(path):  # a route not run (BENCH_ROUTES) has none
     return json.load(open(path))["builds"] if os.path.exists(path) else []
@@ -133,6 +133,11 @@ for n, f in sorted(after.items()):
     for h in f.get("headers", []):
         if h != "narrow":
             print(f"  {n}: {h[:150]}")
+# Where the builds ran: forked from their build pass (torch imported once a file) or fresh processes.
+for path, name in zip(sys.argv[1:3], ("PyTorch's route", "the fast route")):
+    made = [e for f in builds(path) if isinstance(f["extensions"], list) for e in f["extensions"] if not e.get("from_cache")]
+    if made:
+        print(f"{name}'s builds forked from their build pass: {sum(e.get('process') == 'fork' for e in made)} of {len(made)}")
 fast_alone = [n for n, f in after.items() if f.get("routes") == {"fast"}]
 print(f"files whose extensions the fast route built alone: {len(fast_alone)} of {len(after)} "
       f"({100 * len(fast_alone) / max(1, len(after)):.0f}%)")
@@ -157,24 +162,33 @@ def section(library):  # the hash nvcc names a unit's internal symbols after fol
 def entry(record):
     return os.path.join(sys.argv[3], record["key"])
 
-same_device, same_binding, compared_device, compared_binding = 0, 0, 0, 0
-seen = set()
-for pair in zip(*(builds(path) for path in sys.argv[1:3])):
-    if any(isinstance(p["extensions"], dict) for p in pair):
+def compare(pair):  # (same device code, same binding code), each None where not compared
+    slow, fast = pair
+    libraries = [glob.glob(os.path.join(entry(r), "*.so")) for r in (slow, fast)]
+    device = binding = None
+    if all(libraries) and "cuda.cuda.o" in fast.get("steps", {}):
+        fatbins = [section(l[0]) for l in libraries]
+        device = fatbins[0] is not None and fatbins[0] == fatbins[1]
+    objects = [os.path.join(entry(r), "main.o") for r in (slow, fast)]
+    if all(os.path.exists(o) for o in objects):
+        binding = machine_code(objects[0]) == machine_code(objects[1])
+    return device, binding
+
+pairs, seen = [], set()
+for files in zip(*(builds(path) for path in sys.argv[1:3])):
+    if any(isinstance(p["extensions"], dict) for p in files):
         continue
-    for slow, fast in zip(pair[0]["extensions"], pair[1]["extensions"]):
-        if not (slow["ok"] and fast["ok"]) or fast["key"] in seen:
-            continue
-        seen.add(fast["key"])
-        libraries = [glob.glob(os.path.join(entry(r), "*.so")) for r in (slow, fast)]
-        if all(libraries) and "cuda.cuda.o" in fast.get("steps", {}):
-            compared_device += 1
-            fatbins = [section(l[0]) for l in libraries]
-            same_device += fatbins[0] is not None and fatbins[0] == fatbins[1]
-        objects = [os.path.join(entry(r), "main.o") for r in (slow, fast)]
-        if all(os.path.exists(o) for o in objects):
-            compared_binding += 1
-            same_binding += machine_code(objects[0]) == machine_code(objects[1])
+    for slow, fast in zip(files[0]["extensions"], files[1]["extensions"]):
+        if slow["ok"] and fast["ok"] and fast["key"] not in seen:
+            seen.add(fast["key"])
+            pairs.append((slow, fast))
+# objdump over a binding object takes seconds: the pairs side by side, on every core
+with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
+    compared = list(pool.map(compare, pairs))
+same_device = sum(d is True for d, _ in compared)
+compared_device = sum(d is not None for d, _ in compared)
+same_binding = sum(b is True for _, b in compared)
+compared_binding = sum(b is not None for _, b in compared)
 print(f"same device code (.nv_fatbin) by both routes: {same_device} of {compared_device} CUDA extensions; "
       f"same machine code in the binding objects: {same_binding} of {compared_binding}")
 differ = sorted(n for n in before.keys() & after.keys() if before[n].get("ok") != after[n].get("ok"))

@@ -6,6 +6,7 @@
 
 #include "cli/command_support.h"
 #include "cli/option_flags.h"
+#include "compile/build_forks.h"
 #include "compile/extension_build.h"
 #include "compile/modelnew.h"
 #include "sandbox/ci_run.h"
@@ -122,8 +123,17 @@ void add_workers(CLI::App& app, int& exit_code) {
     options->problem_source = *problem;
     options->cache_dir = problems::cache_dir();
     options->extension_build = compile::requested_build_route();
+    try {
+      // Python started before the file runs, so that its builds fork from a copy made now (where
+      // none can be made, they start fresh processes: their records say which)
+      compile::start_python(/*with_cuda=*/false);
+      compile::start_build_forks();
+    } catch (const std::exception&) {
+      // prebuild_modelnew meets the same failure and leaves it to the evaluation
+    }
     nlohmann::json builds = nlohmann::json::array();
     for (const auto& b : compile::prebuild_modelnew(*file, *options)) builds.push_back(b.to_json());
+    compile::stop_build_forks();
     std::ofstream(*report) << builds.dump() << "\n";
     exit_without_teardown(0);
   });

@@ -11,6 +11,7 @@
 
 #include <torch/csrc/api/include/torch/version.h>
 
+#include "compile/build_forks.h"
 #include "compile/child_process.h"
 #include "compile/extension_compile.h"
 #include "compile/file_lock.h"
@@ -101,6 +102,7 @@ nlohmann::json ExtensionBuild::to_json() const {
   if (!pch.empty()) j["pch"] = pch;
   if (!headers.empty()) j["headers"] = headers;
   if (!steps.is_null()) j["steps"] = steps;
+  if (!process.empty()) j["process"] = process;
   if (!log.empty()) j["log"] = log;
   if (waited_seconds > 0) j["waited_seconds"] = waited_seconds;
   return j;
@@ -189,6 +191,7 @@ std::optional<ExtensionBuild> ExtensionCache::lookup(const std::string& key) con
   b.adaptations = result->value("adaptations", std::vector<std::string>{});
   b.pch = result->value("pch", "");
   b.headers = result->value("headers", "");
+  b.process = result->value("process", "");
   if (result->contains("steps")) b.steps = (*result)["steps"];
   if (b.ok && !std::filesystem::exists(b.library)) return std::nullopt;
   b.from_cache = true;
@@ -200,6 +203,7 @@ struct BuildProcess {
   std::filesystem::path scratch;  // where it built
   ChildResult child;
   std::optional<nlohmann::json> result;  // what it wrote there, if anything
+  bool forked = false;
 };
 
 BuildProcess run_build_process(const ExtensionCache& cache, const std::string& key, nlohmann::json& request) {
@@ -210,9 +214,14 @@ BuildProcess run_build_process(const ExtensionCache& cache, const std::string& k
   request["directory"] = run.scratch.string();
   ChildOptions options;
   options.environment = build_environment();
-  options.input = request.dump();
-  run.child = run_child(build_executable().empty() ? this_executable() : build_executable(), {"__build-extension"},
-                        options);
+  if (auto forked = run_forked_build(request, options.environment)) {
+    run.child = std::move(*forked);
+    run.forked = true;
+  } else {
+    options.input = request.dump();
+    run.child = run_child(build_executable().empty() ? this_executable() : build_executable(), {"__build-extension"},
+                          options);
+  }
   run.result = read_json(run.scratch / kResultFile);
   return run;
 }
@@ -256,6 +265,7 @@ ExtensionBuild build_extension(const ExtensionSpec& spec, const std::string& arc
   }
   if (run.result) {
     (*run.result)["cpu_seconds"] = cpu_seconds;
+    (*run.result)["process"] = run.forked ? "fork" : "fresh: " + why_builds_start_fresh();
     (*run.result)["seconds"] = seconds + run.result->value("seconds", 0.0);
     std::ofstream(run.scratch / kResultFile) << run.result->dump(1) << "\n";
     std::error_code taken;

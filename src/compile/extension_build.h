@@ -59,6 +59,9 @@ struct ExtensionBuild {
   std::string pch;                // the fast route's precompiled torch/extension.h: "used", "built", or why not
   std::string headers;            // the fast route's: "narrow", "light" (and why), or "full: " and why (extension_compile.h)
   nlohmann::json steps;           // wall and CPU seconds per step ("plan", headers made, each object, "link")
+  // Where it ran: "fork" (of the build pass's process, torch already imported: build_forks.h) or
+  // "fresh: " and why (a `kbench __build-extension` process of its own).
+  std::string process;
 
   nlohmann::json to_json() const;
 };

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <map>
 #include <thread>
 
 #include "fixtures.h"
@@ -306,6 +307,45 @@ TEST_CASE("a ModelNew file whose extensions are all in the cache, or that has no
   else ::unsetenv("KBENCH_CACHE");
 }
 
+TEST_CASE("a build pass forks its builds from a copy made before the file ran, failed ones with their log",
+          "[modelnew]") {
+  // The build pass (`kbench __prebuild-modelnew`) imports torch once: its builds are forks of a copy
+  // of it (compile/build_forks.h), where an evaluation's own builds start fresh processes. A library
+  // that does not load (a function declared, never defined) fails in the fork, with the loader's words.
+  const auto cache = fresh_cache("forked-builds");
+  const auto dir = cache / "submissions";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(fixture("cpu/relu_cpp.py"), dir / "level_1_problem_19_sample_0_kernel.py");
+  std::filesystem::copy_file(fixture("cpu/missing_function_cpp.py"), dir / "level_1_problem_19_sample_1_kernel.py");
+  const testing::ScopedEnv kbench_cache("KBENCH_CACHE", (cache / "kbench").string());
+  const auto summary =
+      nlohmann::json::parse(testing::run_kbench("--json batch '" + dir.string() + "' --build-only --compile-threads 2"));
+  INFO(summary.dump(1));
+  REQUIRE(summary["builds"].size() == 2);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& file : summary["builds"]) {
+    REQUIRE(file["extensions"].is_array());
+    REQUIRE(file["extensions"].size() == 1);
+    by_name[file["extensions"][0]["name"]] = file["extensions"][0];
+  }
+  const auto& built = by_name.at("relu_cpu");
+  CHECK(built["ok"] == true);
+  CHECK(built["process"] == "fork");
+  const auto& failed = by_name.at("relu_cpu_missing");
+  CHECK(failed["ok"] == false);
+  CHECK(failed["process"] == "fork");
+  CHECK(failed["log"].get<std::string>().find("relu_cpu") != std::string::npos);
+
+  // The evaluation builds in a process of its own when the cache lacks the extension.
+  testing::remove_tree(cache / "kbench" / "extensions");
+  const auto record = nlohmann::json::parse(testing::run_kbench(
+      "--json eval '" + (dir / "level_1_problem_19_sample_0_kernel.py").string() + "' --level 1 --problem 19 --compile-only"));
+  INFO(record.dump());
+  REQUIRE(record["compile"]["extensions"].size() == 1);
+  CHECK(record["compile"]["extensions"][0]["ok"] == true);
+  CHECK(record["compile"]["extensions"][0]["process"].get<std::string>().rfind("fresh: ", 0) == 0);
+}
+
 TEST_CASE("build-only batches that share a cache build each extension once, and evaluation finds them built",
           "[modelnew]") {
   // README's two-stage run: build-only batches (the CPU nodes' Slurm array) fill one KBENCH_CACHE at
@@ -335,6 +375,7 @@ TEST_CASE("build-only batches that share a cache build each extension once, and 
       for (const auto& e : file["extensions"]) {
         CHECK(e["ok"] == true);
         (e["from_cache"] == true ? found : built) += 1;
+        if (e["from_cache"] == false) CHECK(e["process"] == "fork");
       }
     }
   }
