@@ -27,12 +27,15 @@ std::string kbench_exe();
 // Sets (or, with nullopt, unsets) an environment variable for a scope, then puts back what was there.
 class ScopedEnv {
  public:
-  ScopedEnv(std::string name, const std::optional<std::string>& value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) old_ = old;
+  ScopedEnv(std::string name, const std::optional<std::string>& value) : ScopedEnv(std::move(name)) {
     if (value)
       ::setenv(name_.c_str(), value->c_str(), 1);
     else
       ::unsetenv(name_.c_str());
+  }
+  // Leaves the variable as it is: what the scope sets it to is undone at its end.
+  explicit ScopedEnv(std::string name) : name_(std::move(name)) {
+    if (const char* old = std::getenv(name_.c_str())) old_ = old;
   }
   ~ScopedEnv() {
     if (old_)

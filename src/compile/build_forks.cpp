@@ -60,7 +60,8 @@ double cpu_seconds(const struct rusage& usage) {
 }
 
 // One build in a fork of the copy: the environment replaced, output to a file, then the work of
-// `kbench __build-extension`.
+// `kbench __build-extension`. Python's os.environ stays the copy's: read when the interpreter
+// started, from the environment the fresh process's is made of (extension_build.cpp).
 [[noreturn]] void build_in_this_fork(const nlohmann::json& message) {
   ::clearenv();
   for (const auto& entry : message.at("environment")) ::putenv(::strdup(entry.get<std::string>().c_str()));

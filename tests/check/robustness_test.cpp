@@ -14,6 +14,7 @@
 #include "problems/reference.h"
 
 #include "catch.h"
+#include "fixtures.h"
 
 using namespace kbench;
 using check::Verdict;
@@ -128,8 +129,7 @@ check::Degeneracy measured(const std::string& name, const std::string& body) {
 }  // namespace
 
 TEST_CASE("degenerate problems are found: constant outputs, outputs under atol, and real ones", "[check]") {
-  const char* saved = std::getenv("KBENCH_CACHE");
-  const std::string saved_cache = saved ? saved : "";
+  const testing::ScopedEnv kbench_cache("KBENCH_CACHE");  // scripted_problem sets it
 
   // mean(x) over 65536 U[0, 1) values: 0.5 give or take 0.001 on every seed.
   const auto mean = measured("mean_of_uniform", "return x.mean()");
@@ -162,8 +162,6 @@ TEST_CASE("degenerate problems are found: constant outputs, outputs under atol, 
   const auto j = check::to_json(mean);
   CHECK(j["kinds"] == nlohmann::json::array({"constant"}));
   CHECK(j["seeds"] == 5);
-  if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
 }
 
 TEST_CASE("a candidate that matches the reference only as float64 computes it passes kbench's rule, and says so",
@@ -171,8 +169,7 @@ TEST_CASE("a candidate that matches the reference only as float64 computes it pa
   // (x * w + 1) - x * w on U[0, 1) inputs: float32 loses the 1 wherever x * w is over 2^24 (it gives
   // 0 or 2), float64 keeps it; the exact answer is 1 everywhere. With w = 1.69e7 that is 0.7% of
   // the outputs, as float32's rounding puts few out; with w = 1e8, 83%, as a wrong kernel does.
-  const char* saved = std::getenv("KBENCH_CACHE");
-  const std::string saved_cache = saved ? saved : "";
+  const testing::ScopedEnv kbench_cache("KBENCH_CACHE");  // scripted_problem sets it
   const auto cancels = "return (x * self.w + 1.0) - x * self.w";
   problems::Reference reference(scripted_problem("float64_retry", cancels, {{"w", torch::full({256}, 1.69e7)}}), torch::kCPU);
   const check::TrialInputs made{7, "own"};
@@ -219,8 +216,6 @@ TEST_CASE("a candidate that matches the reference only as float64 computes it pa
   REQUIRE_NOTHROW(kept = check::with_exact_reference_retry(against_mixed, off, tolerance, mixed, made, false));
   CHECK(kept.verdict == Verdict::value_mismatch);
   CHECK(kept.message == against_mixed.message);
-  if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
 }
 
 TEST_CASE("an allocation that failed is told apart from other errors, also inside a TorchScript traceback", "[check]") {
@@ -233,8 +228,7 @@ TEST_CASE("a candidate that fails against the reference's output is compared wit
           "[check]") {
   // On the CPU TF32 changes nothing, so the reference's own output stands for the exact one, and an
   // output off by 1 for the reference as TF32 computed it (what large inputs do to a convolution).
-  const char* saved = std::getenv("KBENCH_CACHE");
-  const std::string saved_cache = saved ? saved : "";
+  const testing::ScopedEnv kbench_cache("KBENCH_CACHE");  // scripted_problem sets it
   problems::Reference reference(scripted_problem("exact_retry", "return x * 2.0"), torch::kCPU);
   const check::TrialInputs made{7, "own"};
   const auto exact = reference.forward(reference.make_inputs(7, "own"), 7).toTensor();
@@ -264,6 +258,4 @@ TEST_CASE("a candidate that fails against the reference's output is compared wit
   REQUIRE(against_rounded_shape.verdict == Verdict::shape_mismatch);
   CHECK(check::with_exact_reference_retry(against_rounded_shape, halved, tolerance, reference, made, false).message ==
         against_rounded_shape.message);
-  if (saved) ::setenv("KBENCH_CACHE", saved_cache.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
 }

@@ -56,16 +56,14 @@ TEST_CASE("a reference without its archive is a request error that says how to m
   // evaluation ends as an error of the request, not as a verdict on the submission.
   const auto empty_cache = std::filesystem::temp_directory_path() / "kbench-empty-cache";
   testing::remove_tree(empty_cache);
-  const char* cache = std::getenv("KBENCH_CACHE");
-  const std::string kept_cache = cache ? cache : "";
-  ::setenv("KBENCH_CACHE", empty_cache.c_str(), 1);
   sandbox::EvalRequest req;
   req.submission = (testing::test_dir().parent_path() / "level1" / "19_ReLU.cu").string();
   req.level = 1;
   req.problem = 19;
-  const auto record = sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
-  if (cache) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
+  const auto record = [&] {
+    const testing::ScopedEnv kbench_cache("KBENCH_CACHE", empty_cache.string());
+    return sandbox::evaluate_isolated(req, {}, testing::kbench_exe());
+  }();
   INFO(record.dump().substr(0, 2000));
   REQUIRE(record.contains("error"));
   CHECK(!record.contains("verdict"));

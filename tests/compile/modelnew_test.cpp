@@ -264,9 +264,7 @@ TEST_CASE("a ModelNew file whose extensions are all in the cache, or that has no
   // submission names an executable that does not exist: only a pass that starts no process can
   // report the builds; once an extension is gone from the cache, the pass must run, and fails here.
   const auto cache = fresh_cache("prebuild-memo");
-  const char* kept = std::getenv("KBENCH_CACHE");
-  const std::string kept_cache = kept ? kept : "";
-  ::setenv("KBENCH_CACHE", cache.c_str(), 1);
+  const testing::ScopedEnv kbench_cache("KBENCH_CACHE", cache.string());
   const auto catalog = problems::Catalog::load(problems::project_root());
   sandbox::PrepareOptions prepare;
   prepare.problem_source = catalog.source_path(catalog.get(1, 19));
@@ -303,8 +301,6 @@ TEST_CASE("a ModelNew file whose extensions are all in the cache, or that has no
   const auto gone = submit(no_process);
   INFO(gone.dump());
   CHECK_FALSE(gone.is_array());  // the pass had to start a process, and could not
-  if (kept) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
 }
 
 TEST_CASE("a build pass forks its builds from a copy made before the file ran, failed ones with their log",
@@ -359,9 +355,7 @@ TEST_CASE("build-only batches that share a cache build each extension once, and 
   for (int sample = 0; sample < 2; ++sample)  // distinct files (batch evaluates identical ones once)
     std::ofstream(dir / ("level_1_problem_19_sample_" + std::to_string(sample) + "_kernel.py"))
         << "# sample " << sample << "\n" << source;
-  const char* kept = std::getenv("KBENCH_CACHE");
-  const std::string kept_cache = kept ? kept : "";
-  ::setenv("KBENCH_CACHE", (cache / "kbench").c_str(), 1);
+  const testing::ScopedEnv kbench_cache("KBENCH_CACHE", (cache / "kbench").string());
   const auto build_only = "--json batch '" + dir.string() + "' --build-only --compile-threads 2";
   auto first = std::async(std::launch::async, [&] { return testing::run_kbench(build_only); });
   auto second = std::async(std::launch::async, [&] { return testing::run_kbench(build_only); });
@@ -391,6 +385,4 @@ TEST_CASE("build-only batches that share a cache build each extension once, and 
   REQUIRE(record["compile"]["extensions"].size() == 1);
   CHECK(record["compile"]["extensions"][0]["from_cache"] == true);
   CHECK(record["verdict"] == "not_checked");
-  if (kept) ::setenv("KBENCH_CACHE", kept_cache.c_str(), 1);
-  else ::unsetenv("KBENCH_CACHE");
 }
