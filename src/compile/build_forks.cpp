@@ -54,11 +54,6 @@ pid_t fork_with_python() {
   return pid;
 }
 
-double cpu_seconds(const struct rusage& usage) {
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 // One build in a fork of the copy: the environment replaced, output to a file, then the work of
 // `kbench __build-extension`. Python's os.environ stays the copy's: read when the interpreter
 // started, from the environment the fresh process's is made of (extension_build.cpp).

@@ -108,9 +108,13 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
   }
   struct rusage usage {};
   ::wait4(pid, &result.status, 0, &usage);
-  result.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  result.cpu_seconds = cpu_seconds(usage);
   return result;
+}
+
+double cpu_seconds(const struct rusage& usage) {
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 std::vector<std::string> current_environment() {

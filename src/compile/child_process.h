@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 namespace kbench::compile {
 
 struct ChildOptions {
@@ -33,6 +35,9 @@ struct ChildResult {
 // Throws std::runtime_error only when the process cannot be started.
 ChildResult run_child(const std::string& executable, const std::vector<std::string>& arguments,
                       const ChildOptions& options);
+
+// User and system time of a getrusage or wait4 report, in seconds.
+double cpu_seconds(const struct rusage& usage);
 
 // This process's environment, as "NAME=value" entries (what ChildOptions::environment takes).
 std::vector<std::string> current_environment();

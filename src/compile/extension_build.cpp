@@ -52,8 +52,7 @@ double cpu_seconds_so_far() {  // this process's, and that of the processes it w
   for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
     struct rusage usage {};
     ::getrusage(who, &usage);
-    total += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-             static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    total += cpu_seconds(usage);
   }
   return total;
 }
