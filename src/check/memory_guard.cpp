@@ -42,7 +42,7 @@ std::vector<ByteRange> guard_zone(const ByteRange& allocation, uintptr_t bytes, 
   return unallocated_parts(parts, live);
 }
 
-HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes, int64_t limit_room) {
+HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes, int64_t limit_room, int64_t hold_room) {
   // Taking leaves 1 GiB besides `keep_free_bytes` to the driver: new small-allocation segments,
   // library workspaces; under a limit, which the driver's needs lie outside of, kLimitReserve of
   // it. Giving back is needed only once the kernels' local memory (`keep_free_bytes`) would no
@@ -52,7 +52,7 @@ HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes, int64_t limit_ro
   constexpr int64_t kMargin = int64_t{1} << 30, kReserve = int64_t{256} << 20, kWorthTaking = int64_t{64} << 20;
   HoldPlan plan;
   plan.release = free_bytes < keep_free_bytes + kReserve;
-  const int64_t take = std::min(free_bytes - kMargin - keep_free_bytes, limit_room - kLimitReserve);
+  const int64_t take = std::min({free_bytes - kMargin - keep_free_bytes, limit_room - kLimitReserve, hold_room});
   if (!plan.release && take >= kWorthTaking) plan.take = take;
   return plan;
 }
@@ -150,9 +150,16 @@ at::Tensor device_bytes(uintptr_t begin, uintptr_t end, at::ScalarType type) {
 }
 
 int64_t g_memory_limit = 0;  // --gpu-memory, in bytes; 0: none
+int64_t g_hold_cap = 0;      // cap_memory_hold, in bytes; 0: none
 bool g_held = false;         // hold_free_memory has run in this process
 
+// What the caching allocator has reserved on the current GPU.
 int64_t reserved_bytes() {
+  static const bool set_up = [] {  // its statistics exist once its first allocation has set it up
+    at::empty({1}, at::dtype(at::kByte).device(at::kCUDA));
+    return true;
+  }();
+  (void)set_up;
   int device = 0;
   cudaGetDevice(&device);
   // Index 0 is StatType::AGGREGATE (all pools), whose namespace differs between libtorch versions.
@@ -162,8 +169,10 @@ int64_t reserved_bytes() {
 HoldPlan plan_hold_now(int64_t keep_free_bytes) {
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return {};
+  constexpr auto unlimited = std::numeric_limits<int64_t>::max();
   return plan_hold(static_cast<int64_t>(free_bytes), keep_free_bytes,
-                   g_memory_limit > 0 ? g_memory_limit - reserved_bytes() : std::numeric_limits<int64_t>::max());
+                   g_memory_limit > 0 ? g_memory_limit - reserved_bytes() : unlimited,
+                   g_hold_cap > 0 ? g_hold_cap - reserved_bytes() : unlimited);
 }
 
 }  // namespace
@@ -179,6 +188,8 @@ void limit_gpu_memory(int device, int64_t bytes) {
                                static_cast<c10::DeviceIndex>(device));
   g_memory_limit = bytes;
 }
+
+void cap_memory_hold(int64_t bytes) { g_hold_cap = bytes; }
 
 bool hold_free_memory(int64_t keep_free_bytes) {
   g_held = true;
@@ -283,6 +294,7 @@ std::string FreeMemoryGuard::stray_writes() {
 #else
 
 void limit_gpu_memory(int, int64_t) {}
+void cap_memory_hold(int64_t) {}
 bool hold_free_memory(int64_t) { return true; }
 void give_back_free_memory() {}
 FreeMemoryGuard::FreeMemoryGuard(int64_t, Poison extent, uint8_t fill) : extent_(extent), fill_(fill) {}

@@ -39,6 +39,13 @@ void limit_gpu_memory(int device, int64_t bytes);
 // sit in the segment the memory is held in, which the allocator can only return whole.
 bool hold_free_memory(int64_t keep_free_bytes = 0);
 
+// A process that evaluates once (a ModelNew's) holds what its problem needs rather than all free
+// memory: taking ~140 GiB and giving it back at the process's end cost hundreds of milliseconds
+// a request. `bytes`: the most the allocator reserves through hold_free_memory (0: no ceiling).
+// The candidate may still allocate past it (new segments, poisoned as they are handed out); memory
+// never held is not mapped in this process, so a stray write there faults instead of passing.
+void cap_memory_hold(int64_t bytes);
+
 // Returns every free block the caching allocator holds (what hold_free_memory took among them) to
 // the driver, for another process on this GPU; live tensors keep their memory. The next
 // hold_free_memory takes it again. Nothing in a process that never held memory (and never started
@@ -51,15 +58,16 @@ void give_back_free_memory();
 // can give tensors the limit less this (sandbox/evaluation.h's MemoryPlan counts with it).
 inline constexpr int64_t kLimitReserve = int64_t{256} << 20;
 
-// What hold_free_memory does when the driver reports `free_bytes` free and a --gpu-memory limit
-// leaves `limit_room` more bytes to the allocator: return the allocator's cached memory first or
-// not, then take `take` more bytes (0: not worth it).
+// What hold_free_memory does when the driver reports `free_bytes` free, a --gpu-memory limit
+// leaves `limit_room` more bytes to the allocator and cap_memory_hold `hold_room`: return the
+// allocator's cached memory first or not, then take `take` more bytes (0: not worth it).
 struct HoldPlan {
   bool release = false;
   int64_t take = 0;
 };
 HoldPlan plan_hold(int64_t free_bytes, int64_t keep_free_bytes,
-                   int64_t limit_room = std::numeric_limits<int64_t>::max());
+                   int64_t limit_room = std::numeric_limits<int64_t>::max(),
+                   int64_t hold_room = std::numeric_limits<int64_t>::max());
 
 using ByteRange = std::pair<uintptr_t, uintptr_t>;  // [begin, end)
 

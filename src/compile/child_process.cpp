@@ -9,6 +9,7 @@
 #include <spawn.h>
 #include <stdexcept>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,6 +116,28 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
 double cpu_seconds(const struct rusage& usage) {
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+bool wait_for_end(int pid, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+#ifdef SYS_pidfd_open
+  // A pidfd turns readable when its process ends, whoever its parent is (Linux 5.3 on).
+  if (const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); fd >= 0) {
+    pollfd ended = {fd, POLLIN, 0};
+    int ready;
+    do ready = ::poll(&ended, 1, static_cast<int>(timeout_s * 1000));
+    while (ready < 0 && errno == EINTR);
+    ::close(fd);
+    return ready > 0;
+  }
+  if (errno == ESRCH) return true;
+#endif
+  // Older kernels: polled until the process is gone (its parent reaps it as it ends).
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    ::usleep(2000);
+  }
+  return false;
 }
 
 std::vector<std::string> current_environment() {

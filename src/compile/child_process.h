@@ -39,6 +39,10 @@ ChildResult run_child(const std::string& executable, const std::vector<std::stri
 // User and system time of a getrusage or wait4 report, in seconds.
 double cpu_seconds(const struct rusage& usage);
 
+// Waits until process `pid` (any process, not only a child) has ended, at most `timeout_s`: true
+// once it has (a zombie has ended), or when there is no such process.
+bool wait_for_end(int pid, double timeout_s);
+
 // This process's environment, as "NAME=value" entries (what ChildOptions::environment takes).
 std::vector<std::string> current_environment();
 

@@ -10,6 +10,7 @@
 
 #include "check/memory_guard.h"
 #include "check/timed_calls.h"
+#include "compile/child_process.h"
 #include "compile/compile_cache.h"
 #include "compile/host_program.h"
 #include "compile/modelnew.h"
@@ -79,6 +80,15 @@ struct Verdicts {
 };
 
 #ifdef KBENCH_WITH_CUDA
+// What a process that evaluates one ModelNew holds for the checks (check::cap_memory_hold): its
+// problem's measured peak (problems/footprint.json), a quarter more and 2 GiB for what a candidate
+// adds; all free memory where the peak is unknown.
+int64_t single_evaluation_hold(const problems::Problem& problem) {
+  const auto& peak = problem.footprint;
+  if (peak.bytes <= 0 || peak.more_than) return 0;
+  return peak.bytes + peak.bytes / 4 + (int64_t{2} << 30);
+}
+
 // The GPU's own start-up, which needs no compiled submission: the CUDA context, the reference's
 // weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
 // is done, and the free memory held for poisoning. The reference stays in `context` across
@@ -91,6 +101,11 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     PhaseTimer timer(phases["cuda_context"]);
     cudaSetDevice(req.device);
     cudaFree(nullptr);
+  }
+  if (req.ending_process > 0) {
+    PhaseTimer timer(phases["ending_process_wait"]);
+    if (!compile::wait_for_end(req.ending_process, 60))
+      log::warn("the process " + std::to_string(req.ending_process) + ", retired before this request, had not ended after 60 s");
   }
   check::limit_gpu_memory(req.device, gpu_memory_bytes(req));  // before the weights, which count against it
   if (loading.valid()) {
@@ -112,6 +127,7 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
   }
   {
     PhaseTimer timer(phases["memory_hold"]);
+    if (compile::is_modelnew_file(req.submission)) check::cap_memory_hold(single_evaluation_hold(problem));
     if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
   }
   return phases;
@@ -177,7 +193,7 @@ nlohmann::json EvalRequest::to_json() const {
   return {{"submission", submission}, {"level", level}, {"problem", problem}, {"root", root}, {"device", device},
           {"options", request_options(*this)}, {"kernelbench_rule", check::to_string(check.tolerance.kernelbench)},
           {"known_baselines", known_baselines}, {"compiled_figure", compiled_figure}, {"ncu", ncu}, {"ncu_target", ncu_target}, {"next_level", next_level},
-          {"next_problem", next_problem}};
+          {"next_problem", next_problem}, {"ending_process", ending_process}};
 }
 
 EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
@@ -196,6 +212,7 @@ EvalRequest EvalRequest::from_json(const nlohmann::json& j) {
   r.ncu_target = j.value("ncu_target", r.ncu_target);
   r.next_level = j.value("next_level", r.next_level);
   r.next_problem = j.value("next_problem", r.next_problem);
+  r.ending_process = j.value("ending_process", r.ending_process);
   return r;
 }
 

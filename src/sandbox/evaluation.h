@@ -65,6 +65,10 @@ struct EvalRequest {
   // The problem of the request that will follow on this worker, where batch or serve knows it (0:
   // none): its archive is read on the CPU while this request runs on the GPU.
   int next_level = 0, next_problem = 0;
+  // A process of this GPU still ending, set by its runner: the ModelNew process retired after the
+  // last request, whose context and memory the driver is releasing. The evaluation waits for its end
+  // after starting CUDA, before it takes GPU memory or times anything (-1: none).
+  int ending_process = -1;
 
   nlohmann::json to_json() const;
   static EvalRequest from_json(const nlohmann::json& j);

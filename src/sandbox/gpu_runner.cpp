@@ -77,6 +77,28 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
   return taken;
 }
 
+std::shared_ptr<compile::FileLock> GpuRunner::hold_gpu_lock() {
+  if (auto held = gpu_lock_.lock()) return held;
+  auto taken = std::make_shared<compile::FileLock>(gpu_lock_path(device_));
+  gpu_lock_ = taken;
+  return taken;
+}
+
+void GpuRunner::end_in_background(std::unique_ptr<Worker> process, std::shared_ptr<compile::FileLock> gpu) {
+  join_ending();
+  ending_pid_ = process->pid();
+  ending_ = std::async(std::launch::async, [process = std::move(process), gpu = std::move(gpu)]() mutable {
+    process->end_keeping_pid();
+    gpu.reset();
+    return std::move(process);
+  });
+}
+
+void GpuRunner::join_ending() {
+  if (ending_.valid()) ending_.get();  // the process, reaped as it goes
+  ending_pid_ = -1;
+}
+
 nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) {
   std::lock_guard<std::mutex> workers(workers_mutex_);
   const auto t0 = std::chrono::steady_clock::now();
@@ -93,7 +115,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
     request.compiled_figure = compiled_->figure(request.level, request.problem);
   }
   nlohmann::json record;
-  std::unique_ptr<Worker> modelnew;  // this request's process, when it is a ModelNew: retired after it
+  std::unique_ptr<Worker> modelnew;  // this request's process, when it is a ModelNew: ended after it
   {
     std::unique_lock<std::mutex> lock(mutex_);
     status_.busy = true;
@@ -102,12 +124,15 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       start_workers();
       modelnew = take_modelnew_spare(request, budgets);
       auto& worker = modelnew ? *modelnew : *worker_;
-      const compile::FileLock gpu(gpu_lock_path(device_));
+      const auto gpu = hold_gpu_lock();
+      if (modelnew) request.ending_process = ending_pid_;
+      else join_ending();
       record = worker.evaluate(request, budgets);
       if (request.ncu) {
         worker.finish(10);  // the worker under ncu needs the GPU memory this one holds
         add_ncu_figures(record, request, budgets, worker_exe_);
       }
+      if (modelnew) end_in_background(std::move(modelnew), gpu);
     } catch (...) {  // no process could be started (fork, pipes): the caller says so
       lock.lock();
       status_.busy = false;
@@ -128,7 +153,8 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
     record["message"] = "harness error: " + check::first_line_of_interest(record["error"].get<std::string>());
     record["problem"] = {{"level", request.level}, {"id", request.problem}};
   }
-  const bool loaded = !modelnew && worker_->alive() && !request.compile_only && !record.contains("error");
+  const bool loaded = !compile::is_modelnew_file(request.submission) && worker_->alive() && !request.compile_only &&
+                     !record.contains("error");
   std::lock_guard<std::mutex> lock(mutex_);
   status_.busy = false;
   status_.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -14,9 +14,15 @@
 // kMaxModelNewSpares: back-to-back ModelNews then each find one ready. The first ModelNew makes the
 // first spare and runs in a fresh process, as does one whose spares did not live. While a ModelNew
 // runs, the worker has given back the GPU memory it holds, which the ModelNew's checks need.
+//
+// A ModelNew's process ends after its record is returned, on a thread of the runner's, holding the
+// GPU's lock until the driver has released its context and memory: the answer goes out meanwhile,
+// and the next ModelNew's process starts CUDA beside that end and waits for it before it takes GPU
+// memory or times anything (EvalRequest::ending_process). A `.cu` request waits for it first.
 #pragma once
 
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/file_lock.h"
 #include "sandbox/compiled_on_demand.h"
 #include "sandbox/worker.h"
 
@@ -73,8 +80,15 @@ class GpuRunner {
   // comment), with the next spare starting in its place. Null for a `.cu`, and without spares, which
   // go to worker_.
   std::unique_ptr<Worker> take_modelnew_spare(const EvalRequest& request, const Budgets& budgets);
-  // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.4 s).
+  // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.1 s).
   static constexpr size_t kMaxModelNewSpares = 3;
+  // The GPU's lock (sandbox/gpu_lock.h), shared by an evaluation and the end of its ModelNew process:
+  // the one still held when the next evaluation starts, else taken anew.
+  std::shared_ptr<compile::FileLock> hold_gpu_lock();
+  // Ends a ModelNew's process on a thread of its own (see the header comment).
+  void end_in_background(std::unique_ptr<Worker> process, std::shared_ptr<compile::FileLock> gpu);
+  // Waits for that end, and reaps the process.
+  void join_ending();
 
   int device_;
   std::string worker_exe_;
@@ -83,6 +97,9 @@ class GpuRunner {
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;
   bool worker_holds_gpu_ = false;  // the worker has run on the GPU since it last gave its memory back
+  std::weak_ptr<compile::FileLock> gpu_lock_;
+  std::future<std::unique_ptr<Worker>> ending_;  // the last ModelNew's process, once it has ended
+  pid_t ending_pid_ = -1;
   // Held by evaluate(); status() reads the ModelNew spare's state when no evaluation holds it.
   mutable std::mutex workers_mutex_;
   // Baseline figures by baseline_key of "L/P": {"eager": ..., "compiled": ...}.

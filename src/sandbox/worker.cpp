@@ -103,6 +103,7 @@ Worker::Worker(std::string exe, std::vector<std::string> launcher) : exe_(std::m
 Worker::~Worker() { stop(); }
 
 void Worker::start() {
+  if (spent_) stop();
   if (pid_ > 0) return;
   int input[2], results[2], output[2];
   if (::pipe2(input, O_CLOEXEC) || ::pipe2(results, O_CLOEXEC) || ::pipe2(output, O_CLOEXEC))
@@ -231,6 +232,15 @@ void Worker::stop() {
   for (int* fd : {&to_worker_, &from_worker_, &output_})
     if (*fd >= 0) ::close(*fd), *fd = -1;
   pid_ = -1;
+  spent_ = false;
+}
+
+void Worker::end_keeping_pid() {
+  if (pid_ <= 0) return;
+  ::kill(-pid_, SIGKILL);
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+  }
 }
 
 bool Worker::alive() {
@@ -326,7 +336,7 @@ nlohmann::json Worker::evaluate(const EvalRequest& request, const Budgets& budge
 // ms, the reply token on every line. Longer than 60 lines on purpose: the watch loop and what it
 // leaves behind (a record, or a failure and a killed worker) are one protocol, read top to bottom.
 nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& budgets) {
-  if (pid_ < 0) start();
+  start();
   // A ModelNew spare still starting its Python reads the request once that is done.
   const bool prestarted = python_asked_, waits_for_python = prestarted && !python_ready();
   kept_output_.clear();
@@ -396,8 +406,13 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   if (prestarted)
     record["worker"]["python_prestart_wait_ms"] =
         waits_for_python ? std::chrono::duration<double, std::milli>(python_answered_at_ - written).count() : 0.0;
-  if (leaves_worker_damaged(request, record)) {
-    // Its process's end (the driver frees its context and memory) is part of this request's wall.
+  if (compile::is_modelnew_file(request.submission)) {
+    // Its process held only what its problem needs (check::cap_memory_hold): its end is the
+    // caller's (a runner ends it beside the next request, `kbench eval` abandons it, the ncu pass lets
+    // ncu finish), and the next request here starts a fresh one.
+    spent_ = true;
+  } else if (leaves_worker_damaged(request, record)) {
+    // Its end (the driver frees its context and all the memory it held) is part of this request's wall.
     const auto retiring = Clock::now();
     stop();
     record["worker"]["retired_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - retiring).count();

@@ -47,8 +47,9 @@ class Worker {
 
   // Runs `request` in the worker (starting one if needed) and returns its record; never throws for
   // anything the candidate does. After a verdict that may have left the process damaged (crash,
-  // timeout, runtime error), and after any ModelNew request (whose Python state and native extension
-  // stay in the process), the worker is gone and the next call starts a fresh one. A worker killed from
+  // timeout, runtime error), the worker is gone. After any ModelNew request (whose Python state and
+  // native extension stay in the process) its process is left for the caller to end (stop(),
+  // end_keeping_pid(), abandon() or finish()). Either way the next call starts a fresh one. A worker killed from
   // outside (killed_from_outside) is not the candidate's verdict yet: the request is evaluated
   // once more on a fresh worker, and the record says so in "retried".
   nlohmann::json evaluate(const EvalRequest& request, const Budgets& budgets);
@@ -83,6 +84,11 @@ class Worker {
   // exit: the child is reaped by the process that inherits it.
   void abandon();
 
+  // Kills the worker and returns once it has ended (the driver has released its CUDA context and
+  // memory then), without reaping it: its pid stays taken until stop() or the destructor, so that
+  // another process waits for it by pid (EvalRequest::ending_process) and never for a newcomer's.
+  void end_keeping_pid();
+
   // Ends the worker as a finished one ends: its input closed, it exits by itself (a launcher such
   // as ncu then writes its report); killed after `timeout_s`. Returns whether it exited in time.
   bool finish(double timeout_s);
@@ -110,6 +116,7 @@ class Worker {
   int to_worker_ = -1, from_worker_ = -1, output_ = -1;
   std::string pending_, kept_output_;
   int served_ = 0;
+  bool spent_ = false;  // evaluated a ModelNew: never given another request
   // start_python_ahead asked this process, and when it answered (python_answered_).
   bool python_asked_ = false, python_answered_ = false;
   std::chrono::steady_clock::time_point python_answered_at_;

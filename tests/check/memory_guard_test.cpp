@@ -2,6 +2,9 @@
 // range the candidate allocated (overlapping, repeated and straddling ranges included). The GPU
 // side (poisoning, detection of stray writes) is covered by the adversarial tests on the GPU.
 #include "check/memory_guard.h"
+
+#include <limits>
+
 #include "catch.h"
 
 using kbench::check::ByteRange;
@@ -43,6 +46,12 @@ TEST_CASE("memory is held to a 1 GiB margin and given back only when local memor
   CHECK(plan_hold(139 * GiB, 10 * MiB, 22 * GiB - 7 * GiB).take == 15 * GiB - kbench::check::kLimitReserve);
   CHECK(plan_hold(139 * GiB, 0, 100 * MiB).take == 0);  // the limit is reached
   CHECK(plan_hold(2 * GiB, 0, 22 * GiB).take == GiB);     // the GPU itself is nearly full
+  // A process that evaluates once holds what its problem needs (cap_memory_hold), within the limit.
+  const auto unlimited = std::numeric_limits<int64_t>::max();
+  CHECK(plan_hold(139 * GiB, 10 * MiB, unlimited, 26 * GiB).take == 26 * GiB);
+  CHECK(plan_hold(139 * GiB, 10 * MiB, 22 * GiB, 26 * GiB).take == 22 * GiB - kbench::check::kLimitReserve);
+  CHECK(plan_hold(139 * GiB, 0, unlimited, 10 * MiB).take == 0);  // what it needs is held already
+  CHECK(plan_hold(139 * GiB, 0, unlimited, -GiB).take == 0);      // the weights alone passed it
 }
 
 TEST_CASE("an allocation's guard zone is what follows it and was free when the guard began", "[check]") {

@@ -2,8 +2,13 @@
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
 #include <csignal>
 #include <future>
+#include <sstream>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compile/child_process.h"
 #include "fixtures.h"
 #include "sandbox/gpu_runner.h"
 #include "sandbox/worker.h"
@@ -236,6 +241,53 @@ done)");
   const auto after = runner.status().modelnew_spares;
   REQUIRE(after.size() == 2);  // the one taken replaced, no more
   CHECK(after[0].pid == spares[1].pid);  // the oldest is taken first
+}
+
+TEST_CASE("a runner ends a ModelNew's process after its record, and the next ModelNew waits for that end by pid",
+          "[sandbox][modelnew]") {
+  // Each record says which process wrote it and which ending process its request named.
+  const auto teller = testing::fake_worker("ending-teller", R"(while next_request; do
+  case "$line" in
+    *start_python*) printf '%s\n' '{"python_started":{}}' >&3 ;;
+    *) ending=$(printf '%s' "$line" | sed -n 's/.*"ending_process":\(-\{0,1\}[0-9]*\).*/\1/p')
+       reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$ $ending\"}}" ;;
+  esac
+done)");
+  sandbox::GpuRunner runner(7, teller);  // GPU 7: see the spare-pool test
+  auto request = some_request();
+  request.submission = "x.py";
+  const auto told = [&](const nlohmann::json& record) {
+    INFO(record.dump());
+    long pid = 0, ending = 0;
+    std::istringstream(record.value("message", "")) >> pid >> ending;
+    return std::pair{pid, ending};
+  };
+  const auto [first, none] = told(runner.evaluate(request, {}));
+  CHECK(none == -1);
+  const auto [second, named] = told(runner.evaluate(request, {}));
+  CHECK(second != first);
+  CHECK(named == first);  // its pid still taken (not reaped) while the request could name it
+  // Reaped once the next end began; a .cu request waits for the last ModelNew's end and names none.
+  CHECK(::kill(static_cast<pid_t>(first), 0) == -1);
+  request.submission = "x.cu";
+  const auto [worker, unnamed] = told(runner.evaluate(request, {}));
+  CHECK(unnamed == -1);
+  CHECK(::kill(static_cast<pid_t>(second), 0) == -1);
+  CHECK(worker != second);
+}
+
+TEST_CASE("wait_for_end waits for any process's end, and only as long as it is told", "[sandbox]") {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::usleep(300 * 1000);
+    ::_exit(0);
+  }
+  REQUIRE(child > 0);
+  CHECK_FALSE(compile::wait_for_end(child, 0.05));  // still sleeping
+  CHECK(compile::wait_for_end(child, 10));          // ended: a zombie until reaped below
+  CHECK(compile::wait_for_end(child, 0));
+  ::waitpid(child, nullptr, 0);
+  CHECK(compile::wait_for_end(child, 0));  // no such process
 }
 
 TEST_CASE("a line on the result pipe without the request's token is the submission's: host_error, never its record",
