@@ -257,6 +257,7 @@ TEST_CASE("serve: a ModelNew source is evaluated as one, by its name's extension
   const auto local = nlohmann::json::parse(run_kbench("eval " + file.string() + " --level 1 --problem 19 --compile-only --json", exit_code));
   REQUIRE(local["submission"]["format"] == "modelnew");
   auto body = nlohmann::json::parse(eval_body(file, 1, 19, kCompileOnly));
+  nlohmann::json gpus_used = nlohmann::json::array();
   for (const auto& extra : {nlohmann::json{{"name", "sample.py"}}, nlohmann::json{{"format", "modelnew"}}}) {
     INFO(extra.dump());
     auto request = body;
@@ -267,9 +268,15 @@ TEST_CASE("serve: a ModelNew source is evaluated as one, by its name's extension
     CHECK(remote["submission"]["format"] == "modelnew");
     CHECK(remote["verdict"] == local["verdict"]);
     CHECK_THAT(remote["message"].get<std::string>(), contains_text("SyntaxError: expected ':'"));  // the file's name differs
+    gpus_used.push_back(remote["serve"]["gpu"]);
   }
-  // Evaluated beside the worker, in the ModelNew spare; the next spare waits in health.
-  const auto worker = health(server)["workers"][0];
+  // Evaluated beside the worker, in the ModelNew spare; the next spare waits in health (on the GPU
+  // that served the last one, where a machine has several).
+  nlohmann::json worker;
+  const auto workers = health(server)["workers"];
+  for (const auto& w : workers)
+    if (w["device"] == gpus_used.back()) worker = w;
+  REQUIRE(worker.is_object());
   REQUIRE(worker["modelnew_spares"].size() >= 1);  // two where the second request found the first still starting
   CHECK(worker["modelnew_spares"][0]["pid"].get<long>() > 0);
   CHECK(worker["modelnew_spares"][0]["pid"] != worker["pid"]);
@@ -542,7 +549,9 @@ TEST_CASE("serve: a candidate that kills its worker gets its verdict, and the ne
 TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold one's verdict; the worker keeps its problem",
           "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  TestServer server(options_for(testing::kbench_exe()));
+  auto one_gpu = options_for(testing::kbench_exe());
+  one_gpu.service.gpus = {0};  // the worker and the spares that health lists first serve every request
+  TestServer server(one_gpu);
   const nlohmann::json options = {{"timing_trials", 20}};
   auto evaluate = [&](const std::filesystem::path& file) {
     auto body = nlohmann::json::parse(eval_body(file, 1, 19, options));
