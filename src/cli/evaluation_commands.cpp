@@ -219,7 +219,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o.budgets = c->settings.budgets;
     o.base.root = g.root;
     check_profile_options(o.base, false);
-    o.worker_exe = sandbox::current_executable();
+    o.worker_exe = compile::this_executable();
     o.progress = !g.json && g.verbosity >= 0;
     if (!c->shard.empty()) parse_shard(c->shard, o);
     const std::string suffix =

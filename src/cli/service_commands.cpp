@@ -7,6 +7,7 @@
 #include "cli/command_support.h"
 #include "cli/option_flags.h"
 #include "compile/build_forks.h"
+#include "compile/child_process.h"
 #include "compile/extension_build.h"
 #include "compile/modelnew.h"
 #include "sandbox/ci_run.h"
@@ -44,7 +45,7 @@ void add_ci(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o->root = g.root;
     o->dir = *dir, o->recorded = *recorded, o->out = *out;
     o->progress = !g.json && g.verbosity >= 0;
-    o->worker_exe = sandbox::current_executable();
+    o->worker_exe = compile::this_executable();
     const auto outcome = sandbox::run_ci(*o);
     if (g.json) std::cout << outcome.to_json().dump(2) << "\n";
     else print_ci(outcome);
@@ -89,7 +90,7 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
     o->defaults.request.root = g.root;
     o->max_source_bytes = *max_source_kib << 10;
     if (o->token.empty()) o->token = env_or_empty("KBENCH_SERVE_TOKEN");
-    o->service.worker_exe = sandbox::current_executable();
+    o->service.worker_exe = compile::this_executable();
     exit_code = serve::serve_until_signalled(*o, g.json);
   });
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "compile/child_process.h"
 #include "profile/ncu.h"
 
 namespace kbench::sandbox {
@@ -24,7 +25,7 @@ nlohmann::json run_under_ncu(const EvalRequest& request, const Budgets& budgets,
   const auto report = (dir / "candidate.ncu-rep").string();
   nlohmann::json out;
   try {
-    Worker worker(worker_exe == kForkWithoutExec ? current_executable() : worker_exe,
+    Worker worker(worker_exe == kForkWithoutExec ? compile::this_executable() : worker_exe,
                   profile::ncu_command(ncu, report, kernels, kNcuLaunchCount));
     auto target = request;
     target.ncu_target = true;

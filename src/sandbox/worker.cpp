@@ -420,13 +420,6 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   return record;
 }
 
-std::string current_executable() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the kbench executable (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe) {
   // A single evaluation's wall time beyond the worker's own phases: the process's start-up (libtorch
   // loads before main) until the worker takes the request.

@@ -128,9 +128,6 @@ class Worker {
 // that kills its own worker dies again on the retry: only a second death is its crash.
 bool killed_from_outside(const nlohmann::json& record);
 
-// This process's executable (/proc/self/exe): what a worker that must be exec'd runs.
-std::string current_executable();
-
 // One request in a fresh worker, abandoned once it answered: what `kbench eval` does.
 nlohmann::json evaluate_isolated(const EvalRequest& request, const Budgets& budgets, const std::string& worker_exe);
 
