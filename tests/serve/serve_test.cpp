@@ -401,9 +401,8 @@ TEST_CASE("serve: idle and slow connections do not keep health from answering", 
     REQUIRE(r);
     CHECK(r->status == 200);
   }
-  const auto connections = health(server)["connections"];
-  CHECK(connections["open"].get<size_t>() >= 351);
-  CHECK(connections["refused"] == 0);
+  wait_for_open_connections(server, 351);  // all 350, and health's own: a loaded machine may still be accepting
+  CHECK(health(server)["connections"]["refused"] == 0);
 }
 
 TEST_CASE("serve: connections over the limits are refused with 429 or 503 and a message, health still answers", "[serve]") {
