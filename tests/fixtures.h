@@ -79,12 +79,24 @@ inline std::string run_kbench(const std::string& args) {
 
 // A shell script standing in for `kbench __worker` (requests on stdin, stages and records on fd 3).
 // `next_request` reads a request into $line and its reply token into $token; `reply JSON` writes a
-// line on fd 3 with the token added, as the real worker does (sandbox/worker.h).
+// line on fd 3 with the token added, as the real worker does (sandbox/worker.h). It answers a
+// ModelNew spare's GPU preparation itself, with $prepare_reply (default: skipped, as without a GPU),
+// and appends that request to the file $prepare_log where the body sets one.
 inline std::string fake_worker(const std::string& name, const std::string& body) {
   const auto path = std::filesystem::temp_directory_path() / ("kbench-fake-" + name + ".sh");
   std::ofstream(path) << "#!/bin/sh\n"
-                      << "next_request() { IFS= read -r line || return 1; "
-                         "token=$(printf '%s' \"$line\" | sed -n 's/.*\"reply_token\":\"\\([0-9a-f]*\\)\".*/\\1/p'); }\n"
+                      << R"sh(prepare_reply='{"gpu_prepared":{"skipped":"a fake worker"}}'
+next_request() {
+  while IFS= read -r line; do
+    case "$line" in
+      *'"prepare_gpu_ahead"'*) [ -z "$prepare_log" ] || printf '%s\n' "$line" >>"$prepare_log"
+                               printf '%s\n' "$prepare_reply" >&3 ;;
+      *) token=$(printf '%s' "$line" | sed -n 's/.*"reply_token":"\([0-9a-f]*\)".*/\1/p'); return 0 ;;
+    esac
+  done
+  return 1
+}
+)sh"
                       << "reply() { printf '%s\\n' \"$1\" | sed \"s/}\\$/,\\\"token\\\":\\\"$token\\\"}/\" >&3; }\n"
                       << body << "\n";
   using std::filesystem::perms;

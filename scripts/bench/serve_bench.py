@@ -616,7 +616,8 @@ def modelnew_warm(kbench, out_dir, requests=10):
           f"extension, or compiles the Triton kernel: its wall is 'first') then {requests} sequential ones each (ms; "
           f"p50 unless said)")
     print(f"{'format':9s} {'first':>7s} {'wall':>7s} {'p90':>7s} {'worker':>7s} {'python':>7s} {'load':>5s} {'cuda':>5s} "
-          f"{'hold':>5s} {'ending':>6s} {'gpu wait':>8s} {'prestarted':>10s} {'waited':>6s} {'cached':>6s}  verdicts")
+          f"{'hold':>5s} {'ending':>6s} {'gpu wait':>8s} {'prestarted':>10s} {'waited':>6s} {'prepared':>8s} {'quiet':>5s} "
+          f"{'cached':>6s}  verdicts")
     walls_by = {}
     for label, body in cases:
         t0 = time.perf_counter()
@@ -637,10 +638,12 @@ def modelnew_warm(kbench, out_dir, requests=10):
         verdicts = sorted({str(r.get("verdict")) for r in records})
         print(f"{label:9s} {first:7.0f} {median(walls):7.0f} {sorted(walls)[int(.9 * len(walls))]:7.0f} {phase('total'):7.0f} "
               f"{phase('python_start'):7.0f} {phase('modelnew_load'):5.0f} "
-              f"{gpu_phase('cuda_context'):5.0f} {gpu_phase('memory_hold'):5.0f} {gpu_phase('ending_process_wait'):6.0f} "
+              f"{gpu_phase('cuda_context'):5.0f} {gpu_phase('memory_hold'):5.0f} "
+              f"{gpu_phase('ending_process_wait') + phase('ending_process_wait'):6.0f} "
               f"{phase('gpu_wait'):8.0f} {sum(1 for w in worker if w.get('python_prestarted')):>7d}/{len(records):<2d} "
-              f"{median([w.get('python_prestart_wait_ms', 0) for w in worker]):6.0f} {cached:>3d}/{len(records):<2d}  "
-              f"{', '.join(verdicts)}")
+              f"{median([w.get('python_prestart_wait_ms', 0) + w.get('gpu_prepare_wait_ms', 0) for w in worker]):6.0f} "
+              f"{sum(1 for w in worker if w.get('gpu_prepared_ahead')):>5d}/{len(records):<2d} {phase('quiet_wait'):5.0f} "
+              f"{cached:>3d}/{len(records):<2d}  {', '.join(verdicts)}")
         json.dump(records, open(pathlib.Path(out_dir) / f"serve-modelnew-warm-{label.strip('.').lower()}.json", "w"))
     p90 = lambda walls: sorted(walls)[int(.9 * len(walls))]
     for label, goal in (("ModelNew", 0.5), ("Triton", 0.3)):
@@ -650,8 +653,9 @@ def modelnew_warm(kbench, out_dir, requests=10):
     print("  first: the first request of the file; worker: the record's phases_ms.total; python:")
     print("  phases_ms.python_start (torch.cuda's set-up alone where prestarted); load: modelnew_load; cuda: the CUDA")
     print("  context's start; hold: the free memory held for poisoning; ending: the wait for the last ModelNew's")
-    print("  process to end; prestarted: requests whose worker had started Python ahead; waited: for that start (p50);")
-    print("  cached: requests whose extensions all came from the cache")
+    print("  process to end; prestarted: requests whose worker had started Python ahead; waited: for that start and")
+    print("  the GPU's preparation (p50); prepared: requests whose spare had prepared its GPU ahead; quiet: the timed")
+    print("  calls' wait for the GPU's quiet lock (p50); cached: requests whose extensions all came from the cache")
     _, _, drained = server.stop()
     print(f"  worker processes started {sum(w['workers_started'] for w in drained.get('workers', []))}")
 

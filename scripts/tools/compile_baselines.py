@@ -147,11 +147,11 @@ def visible_device(ordinal, visible):
     return entries[ordinal] if ordinal < len(entries) else str(ordinal)
 
 
-def default_gpu_lock(ordinal):
-    """sandbox/gpu_lock.cpp's gpu_lock_path: named after the GPU rather than the ordinal, so that
-    processes with different CUDA_VISIBLE_DEVICES agree."""
+def default_gpu_lock(ordinal, kind="timing"):
+    """sandbox/gpu_lock.cpp's gpu_lock_path (kind "quiet": its quiet_gpu_lock_path): named after the
+    GPU rather than the ordinal, so that processes with different CUDA_VISIBLE_DEVICES agree."""
     gpu = re.sub(r"[^A-Za-z0-9-]", "_", visible_device(ordinal, os.environ.get("CUDA_VISIBLE_DEVICES")))
-    return lock_file(f"gpu{gpu}-timing")
+    return lock_file(f"gpu{gpu}-{kind}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -495,11 +495,12 @@ class Phases:
 
 
 @contextlib.contextmanager
-def timing_slot(gpu_lock, phases, nice):
-    """The GPU to this worker alone, at full CPU priority: no other problem is timed meanwhile, and
-    the other workers' GPU work waits."""
+def timing_slot(gpu_lock, quiet_lock, phases, nice):
+    """The GPU to this worker alone, at full CPU priority: no other problem is timed meanwhile, the
+    other workers' GPU work waits, and so does a kbench ModelNew spare's preparation of the GPU (its
+    quiet lock, sandbox/gpu_lock.h)."""
     phases.enter("waiting")
-    with gpu_lock.exclusive():
+    with gpu_lock.exclusive(), quiet_lock.exclusive():
         phases.enter("timing")
         set_niceness(nice)
         yield
@@ -543,7 +544,7 @@ def compile_and_time(job, opts, phases):
         with gpu_lock.shared():
             matches, max_err, note = compare_outputs(expected, got, atol, rtol)
         del expected, got, inputs
-        with timing_slot(gpu_lock, phases, opts["nice"]):
+        with timing_slot(gpu_lock, GpuLock(opts["quiet_locks"][job["device"]]), phases, opts["nice"]):
             eager = time_forward(model, generator, device)
             timed = time_forward(compiled, generator, device)
     return {"status": "ok", "compiled": timed, "eager": eager, "compile_s": compile_s,
@@ -722,7 +723,9 @@ class InductorPath:
         self.work = compile_and_time
         usable = max(1, (os.cpu_count() or 1) - FREE_CORES)
         self.opts = {"compile_threads": max(1, usable // args.jobs),
-                     "gpu_locks": dict(zip(args.devices, args.gpu_locks)), "nice": os.getpriority(os.PRIO_PROCESS, 0)}
+                     "gpu_locks": dict(zip(args.devices, args.gpu_locks)),
+                     "quiet_locks": {d: str(default_gpu_lock(d, "quiet")) for d in args.devices},
+                     "nice": os.getpriority(os.PRIO_PROCESS, 0)}
         self.limits = {"compile": args.problem_timeout_s, "timing": args.timing_timeout_s}
 
     def where(self):

@@ -9,17 +9,29 @@
 
 namespace kbench::compile {
 
-FileLock::FileLock(const std::filesystem::path& path) {
-  fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
-  if (fd_ < 0) throw std::runtime_error("cannot open the lock file " + path.string() + ": " + std::strerror(errno));
-  while (::flock(fd_, LOCK_EX) != 0) {
+FileLock::FileLock(const std::filesystem::path& path) : FileLock(path, LOCK_EX) {}
+
+FileLock::FileLock(const std::filesystem::path& path, int operation) {
+  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+  if (fd < 0) throw std::runtime_error("cannot open the lock file " + path.string() + ": " + std::strerror(errno));
+  while (::flock(fd, operation) != 0) {
     if (errno == EINTR) continue;
     const int error = errno;
-    ::close(fd_);
+    ::close(fd);
+    if (error == EWOULDBLOCK && (operation & LOCK_NB)) return;
     throw std::runtime_error("cannot lock " + path.string() + ": " + std::strerror(error));
   }
+  fd_ = fd;
 }
 
-FileLock::~FileLock() { ::close(fd_); }  // closing lets go of the lock
+std::unique_ptr<FileLock> FileLock::try_shared(const std::filesystem::path& path) {
+  std::unique_ptr<FileLock> lock(new FileLock(path, LOCK_SH | LOCK_NB));
+  if (lock->fd_ < 0) lock.reset();
+  return lock;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing lets go of the lock
+}
 
 }  // namespace kbench::compile

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 
 namespace kbench::compile {
 
@@ -14,7 +15,12 @@ class FileLock {
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
 
+  // A shared hold of the lock, taken only where nobody holds it exclusively now (null then): for
+  // work that may run beside others' like it, never beside the exclusive holder's.
+  static std::unique_ptr<FileLock> try_shared(const std::filesystem::path& path);
+
  private:
+  FileLock(const std::filesystem::path& path, int operation);  // flock(2)'s; fd_ stays -1 where LOCK_NB found it held
   int fd_ = -1;
 };
 

@@ -374,6 +374,10 @@ nlohmann::json triton_report() { return triton::report(); }
 
 std::string start_triton_ahead(const std::filesystem::path& cache_dir) { return triton::start(cache_dir); }
 
+std::string prepare_triton_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches) {
+  return triton::prepare_gpu_ahead(cache_dir, count_launches);
+}
+
 nlohmann::json modelnew_environment() {
   auto support = python::start(/*with_cuda=*/false);
   const auto json = py::module_::import("json");

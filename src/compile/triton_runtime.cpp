@@ -23,9 +23,12 @@ namespace kbench::compile::triton {
 namespace {
 
 struct State {
-  bool started = false, ready = false;
+  bool started = false, gpu_started = false, ready = false;
   std::string start_refusal;  // why start() failed, "" when it did not
+  std::string gpu_refusal;    // why prepare_gpu() failed, "" when it did not
   double start_ms = 0;        // start(): Triton imported, its seams taken (ahead, in a spare worker)
+  double gpu_setup_ms = 0;    // prepare_gpu(): Triton's first use of the GPU, kbench's kernel launched
+  bool gpu_setup_ahead = false;  // prepare_gpu() ran before the file was known (a spare's GPU prepared ahead)
   fs::path root;              // $KBENCH_CACHE/triton
   fs::path stubs_dir;     // Triton's C stubs, built by kbench: shared by every evaluation
   fs::path writable_dir;  // where Triton's cache entries may be written now: the file's own directory
@@ -207,37 +210,79 @@ std::string start(const fs::path& cache_dir) {
   return s.start_refusal;
 }
 
+namespace {
+
+// Triton's first use of the GPU and kbench's kernel counted: once per process, ahead or in prepare().
+std::string prepare_gpu(const fs::path& cache_dir, const std::function<int64_t()>& count_launches) {
+  auto& s = state();
+  if (s.gpu_started) return s.gpu_refusal;
+  s.gpu_started = true;
+  const log::PhaseTimer timer(s.gpu_setup_ms);
+  s.gpu_refusal = [&]() -> std::string {
+    if (const auto refusal = start(cache_dir); !refusal.empty()) return refusal;
+    py::gil_scoped_acquire gil;
+    const std::string check_source = s.support->attr("CHECK_KERNEL").cast<std::string>();
+    const auto check_dir = s.root / "check" / content_hash(check_source);
+    fs::create_directories(check_dir);
+    if (!fs::exists(check_dir / "kbench_triton_check.py")) write_file_atomically(check_dir / "kbench_triton_check.py", check_source);
+    try {
+      s.info = nlohmann::json::parse(py::module_::import("json").attr("dumps")(s.support->attr("prepare")()).cast<std::string>());
+      s.ptxas = s.info["ptxas"];
+      fs::remove_all(s.scratch_dir);  // the process's own cache until now, unused: nothing was compiled yet
+      s.writable_dir = check_dir;
+      const auto launches_before = count_launches();
+      const bool right = s.support->attr("run_check")(check_dir.string()).cast<bool>();
+      const auto launched = count_launches() - launches_before;
+      s.writable_dir.clear();  // until the file's own directory is known
+      if (!right || launched != 1)
+        return "kbench's own Triton kernel " + std::string(right ? "ran" : "gave a wrong answer") + " and kbench counted " +
+               std::to_string(launched) + " launches of it, not 1: kbench cannot see this Triton's launches";
+    } catch (const py::error_already_set& e) {
+      return "Triton did not set up: " + first_line(python::describe(e));
+    } catch (const std::exception& e) {
+      return std::string("Triton did not set up: ") + e.what();
+    }
+    return "";
+  }();
+  return s.gpu_refusal;
+}
+
+}  // namespace
+
+std::string prepare_gpu_ahead(const fs::path& cache_dir, const std::function<int64_t()>& count_launches) {
+  state().gpu_setup_ahead = !state().gpu_started;
+  return prepare_gpu(cache_dir, count_launches);
+}
+
 std::string prepare(const fs::path& file, const fs::path& cache_dir, const std::function<int64_t()>& count_launches) {
   auto& s = state();
   if (s.ready) return "";
   const log::PhaseTimer since_start;
   if (const auto refusal = start(cache_dir); !refusal.empty()) return refusal;
-  py::gil_scoped_acquire gil;
   const auto kernel_dir = s.root / "kernels" / content_hash(file_bytes(file));
-  const std::string check_source = s.support->attr("CHECK_KERNEL").cast<std::string>();
-  const auto check_dir = s.root / "check" / content_hash(check_source);
-  for (const auto& dir : {kernel_dir, check_dir}) fs::create_directories(dir);
-  if (!fs::exists(check_dir / "kbench_triton_check.py")) write_file_atomically(check_dir / "kbench_triton_check.py", check_source);
-  try {
-    s.info = nlohmann::json::parse(
-        py::module_::import("json").attr("dumps")(s.support->attr("prepare")(kernel_dir.string())).cast<std::string>());
-    s.ptxas = s.info["ptxas"];
-    fs::remove_all(s.scratch_dir);  // the process's own cache until now, unused: nothing was compiled yet
-    s.writable_dir = check_dir;
-    const auto launches_before = count_launches();
-    const bool right = s.support->attr("run_check")(check_dir.string(), kernel_dir.string()).cast<bool>();
-    const auto launched = count_launches() - launches_before;
-    s.writable_dir = kernel_dir;
-    s.info["start_ms"] = s.start_ms;
-    s.info["setup_ms"] = since_start.elapsed_ms();
-    if (!right || launched != 1)
-      return "kbench's own Triton kernel " + std::string(right ? "ran" : "gave a wrong answer") + " and kbench counted " +
-             std::to_string(launched) + " launches of it, not 1: kbench cannot see this Triton's launches";
-  } catch (const py::error_already_set& e) {
-    return "Triton did not set up: " + first_line(python::describe(e));
-  } catch (const std::exception& e) {
-    return std::string("Triton did not set up: ") + e.what();
-  }
+  const auto use_kernel_dir = [&]() -> std::string {
+    py::gil_scoped_acquire gil;
+    try {
+      fs::create_directories(kernel_dir);
+      s.support->attr("use_kernel_dir")(kernel_dir.string());
+    } catch (const py::error_already_set& e) {
+      return "Triton did not set up: " + first_line(python::describe(e));
+    } catch (const std::exception& e) {
+      return std::string("Triton did not set up: ") + e.what();
+    }
+    return "";
+  };
+  // The file's own directory before the GPU's part where that runs now, as Triton's cache from its
+  // first use on; after it where it ran ahead.
+  if (!s.gpu_started)
+    if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
+  if (const auto refusal = prepare_gpu(cache_dir, count_launches); !refusal.empty()) return refusal;
+  if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
+  s.writable_dir = kernel_dir;
+  s.info["start_ms"] = s.start_ms;
+  s.info["setup_ms"] = since_start.elapsed_ms();  // the GPU's part included, unless it ran ahead
+  s.info["gpu_setup_ms"] = s.gpu_setup_ms;
+  s.info["gpu_setup_ahead"] = s.gpu_setup_ahead;
   s.ready = true;
   return "";
 }

@@ -31,7 +31,13 @@ bool imports_triton(const std::string& source);
 // taken. Once per process; a spare worker does it ahead (sandbox/worker.h). Returns "" or why not.
 std::string start(const std::filesystem::path& cache_dir);
 
-// Sets Triton up for `file` (see above; start() first where it has not run), once per process.
+// Triton's first use of the GPU and kbench's own kernel launched and counted (see above; start()
+// first where it has not run): what needs the GPU but not the file, once per process. A spare whose
+// GPU is prepared ahead of its request (sandbox/gpu_runner.h) does it then, and the record says so;
+// prepare() does it otherwise. Returns "" or why Triton cannot run here.
+std::string prepare_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches);
+
+// Sets Triton up for `file` (see above; its GPU's part first where that has not run), once per process.
 // Returns "" when Triton is ready, else why kbench cannot run it here (not installed, no GPU, its
 // launches not seen): the file's import of triton is then refused with that reason.
 // `count_launches` reads kbench's launch counter.

@@ -112,11 +112,15 @@ def start(home_dir, process_cache_dir, libcuda_dir):
     cache.triton_key()
 
 
-def prepare(kernel_dir):
-    """After start(), on the GPU: the file's own cache directory, and Triton's first use of the GPU
-    (its target, the ptxas version). Returns {"version", "ptxas", "arch"}."""
+def use_kernel_dir(kernel_dir):
+    """The file's own kernel cache, from now on."""
     os.environ["TRITON_CACHE_DIR"] = kernel_dir
     _state["knobs"].cache.dir = kernel_dir
+
+
+def prepare():
+    """After start(), on the GPU: Triton's first use of it (its target, the ptxas version), which
+    needs no file. Returns {"version", "ptxas", "arch"}."""
     target = _state["driver"].active.get_current_target()
     _state["compiler"].make_backend(target).hash()  # ptxas --version, remembered by Triton
     return {"version": _state["triton"].__version__, "ptxas": _state["nvidia_compiler"].get_ptxas(target.arch).path,
@@ -130,10 +134,11 @@ def _module_from_path(name, path):
     return module
 
 
-def run_check(check_dir, kernel_dir):
+def run_check(check_dir):
     """kbench's check kernel (CHECK_KERNEL, written into `check_dir`), compiled into that directory
     and launched once. Returns whether its output is right."""
     knobs = _state["knobs"]
+    kernel_dir = knobs.cache.dir
     knobs.cache.dir = check_dir
     try:
         return bool(_module_from_path("kbench_triton_check", os.path.join(check_dir, "kbench_triton_check.py")).run())

@@ -7,11 +7,13 @@
 #include <future>
 #include <iterator>
 #include <optional>
+#include <thread>
 
 #include "check/memory_guard.h"
 #include "check/timed_calls.h"
 #include "compile/child_process.h"
 #include "compile/compile_cache.h"
+#include "compile/file_lock.h"
 #include "compile/host_program.h"
 #include "compile/modelnew.h"
 #include "compile/submission.h"
@@ -28,6 +30,7 @@
 #include "report/environment.h"
 #include "sandbox/baseline_timing.h"
 #include "sandbox/eval_options.h"
+#include "sandbox/gpu_lock.h"
 #include "timing/speedup_audit.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -89,13 +92,25 @@ int64_t single_evaluation_hold(const problems::Problem& problem) {
   return peak.bytes + peak.bytes / 4 + (int64_t{2} << 30);
 }
 
-// The GPU's own start-up, which needs no compiled submission: the CUDA context, the reference's
+void wait_for_end_of(int pid) {
+  if (!compile::wait_for_end(pid, 60))
+    log::warn("the process " + std::to_string(pid) + ", retired before this request, had not ended after 60 s");
+}
+
+// Whether at least half of the GPU's memory is free now.
+bool half_the_gpu_free() {
+  size_t free = 0, total = 0;
+  return cudaMemGetInfo(&free, &total) == cudaSuccess && free >= total / 2;
+}
+
+// The GPU's start-up, which needs no compiled submission: the CUDA context, the reference's
 // weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
 // is done, and the free memory held for poisoning. The reference stays in `context` across
 // evaluations of one problem; `loading` is empty when it is there already. Returns the
-// milliseconds of each part.
+// milliseconds of each part. `hold`: false for a GPU prepared ahead of its request (prepare_gpu_ahead),
+// which holds nothing and waits for no ending process.
 nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& problem, EvalContext& context,
-                           std::future<std::shared_ptr<problems::Reference>>& loading) {
+                           std::future<std::shared_ptr<problems::Reference>>& loading, bool hold = true) {
   nlohmann::json phases = nlohmann::json::object();
   {
     PhaseTimer timer(phases["cuda_context"]);
@@ -103,9 +118,16 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     cudaFree(nullptr);
   }
   if (req.ending_process > 0) {
-    PhaseTimer timer(phases["ending_process_wait"]);
-    if (!compile::wait_for_end(req.ending_process, 60))
-      log::warn("the process " + std::to_string(req.ending_process) + ", retired before this request, had not ended after 60 s");
+    // A spare whose GPU was prepared ahead has no context to start beside that end: it imports the
+    // file meanwhile, and waits before the candidate's first GPU work (wait_for_pending_end), where
+    // half the GPU is free, so that what the ending process still holds cannot be what the
+    // candidate runs short of. Otherwise it waits here, before any submission code runs.
+    if (!context.gpu_prepared.is_null() && half_the_gpu_free()) {
+      context.pending_end = req.ending_process;
+    } else {
+      PhaseTimer timer(phases["ending_process_wait"]);
+      wait_for_end_of(req.ending_process);
+    }
   }
   check::limit_gpu_memory(req.device, gpu_memory_bytes(req));  // before the weights, which count against it
   if (loading.valid()) {
@@ -125,10 +147,13 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     context.reference->to(torch::Device(torch::kCUDA, req.device));
     cudaDeviceSynchronize();
   }
+  if (!hold) return phases;
   {
     PhaseTimer timer(phases["memory_hold"]);
     if (compile::is_modelnew_file(req.submission)) check::cap_memory_hold(single_evaluation_hold(problem));
-    if (!req.ncu_target) check::hold_free_memory();  // Nsight Compute saves what a replayed kernel writes in free memory
+    // Nsight Compute saves what a replayed kernel writes in free memory; the memory an ending
+    // process gives back is held later (check_options_for).
+    if (!req.ncu_target && context.pending_end < 0) check::hold_free_memory();
   }
   return phases;
 }
@@ -344,22 +369,63 @@ BaselineSite baseline_site(const Run& run) { return {run.context, run.problem, r
 
 // A ModelNew's worker is new: its snapshot (check/process_state.h) is taken once kbench's own Python
 // has started and before the file is imported, with the ops that the reference and kbench's checks
-// call (one reference forward, its inputs drawn from every distribution, compared with itself).
-void watch_modelnew_process(const Run& run) {
-  auto& ahead = run.context.dispatcher_ahead;
-  auto& watch = ahead ? run.context.process_watch.emplace(run.req.device, std::move(*ahead))
-                      : run.context.process_watch.emplace(run.req.device, /*watch_dispatcher=*/true);
+// call (one reference forward, its inputs drawn from every distribution, compared with itself). A
+// spare whose GPU was prepared ahead took it then, for the problem its runner expected: the ops of
+// another problem's reference are added to it (a watch only ever widens).
+void watch_modelnew_process(EvalContext& context, int device) {
+  if (context.process_watch) return;
+  auto& ahead = context.dispatcher_ahead;
+  if (ahead) context.process_watch.emplace(device, std::move(*ahead));
+  else context.process_watch.emplace(device, /*watch_dispatcher=*/true);
   ahead.reset();
-  auto& reference = *run.context.reference;
-  const auto seed = run.req.check.base_seed;
-  watch.watch_ops(check::ops_called_by([&] {
+}
+void watch_modelnew_process(EvalContext& context, int device, const problems::Problem& problem, uint64_t seed) {
+  watch_modelnew_process(context, device);
+  if (context.watched_problem == problem.key()) return;
+  auto& reference = *context.reference;
+  context.process_watch->watch_ops(check::ops_called_by([&] {
     torch::NoGradGuard no_grad;
     for (const auto& d : problems::kRobustnessDistributions) check::fingerprints(reference.make_inputs(seed, d));
     const auto inputs = reference.make_inputs(seed);
     const auto out = check::run_reference(reference, inputs, seed);
-    check::compare_outputs(out, out, {run.problem.atol, run.problem.rtol});
+    check::compare_outputs(out, out, {problem.atol, problem.rtol});
     check::all_finite(out);
   }));
+  context.watched_problem = problem.key();
+}
+
+// Waits for the retired process whose wait prepare_gpu put off: before the candidate's first GPU
+// work and before anything is timed.
+void wait_for_pending_end(const Run& run) {
+  auto& pid = run.context.pending_end;
+  if (pid <= 0) return;
+  PhaseTimer timer(run.phases["ending_process_wait"]);
+  wait_for_end_of(pid);
+  pid = -1;
+}
+
+// Holds the GPU's quiet lock (sandbox/gpu_lock.h): for timed work, and for a spare's GPU work ahead
+// of its request, never beside each other. The wait for it is added to phases["quiet_wait"].
+class QuietGpu {
+ public:
+  QuietGpu(int device, nlohmann::json& phases) {
+    double waited_ms = 0;
+    {
+      PhaseTimer timer(waited_ms);
+      lock_.emplace(quiet_gpu_lock_path(device));
+    }
+    auto& total = phases["quiet_wait"];
+    total = total.is_number() ? total.get<double>() + waited_ms : waited_ms;
+  }
+
+ private:
+  std::optional<compile::FileLock> lock_;
+};
+
+// Timed work's hold: no spare prepares its GPU beside it, and no retired process is still ending.
+QuietGpu quiet_for_timing(const Run& run) {
+  wait_for_pending_end(run);
+  return QuietGpu(run.req.device, run.phases);
 }
 
 // The baselines a ModelNew is timed against, measured before its code is loaded (unless an earlier
@@ -369,6 +435,7 @@ void time_baselines_before_import(const Run& run) {
   check::TimedCallOptions calls;
   calls.timing = run.req.timing;
   run.stage("timing");
+  const auto quiet = quiet_for_timing(run);
   eager_baseline(baseline_site(run), calls);
   compiled_baseline(baseline_site(run), calls);
   run.stage("compile");
@@ -404,7 +471,8 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   // the start here finds it done but for torch.cuda's set-up.
   const auto& prestart = run.context.python_prestart;
   if (prestart.contains("error")) throw std::runtime_error(prestart["error"].get<std::string>());
-  record["worker"] = {{"python_prestarted", !prestart.is_null()}};
+  record["worker"] = {{"python_prestarted", !prestart.is_null()}, {"gpu_prepared_ahead", !run.context.gpu_prepared.is_null()}};
+  if (!run.context.gpu_prepared.is_null()) run.phases["gpu_prepare_ahead"] = run.context.gpu_prepared;
   const auto start_split = timed(run.phases["python_start"], [&] { return compile::start_python(options.with_cuda); });
   if (prestart.is_null()) run.phases["python_start_split"] = start_split;
   else run.phases["python_prestart"] = prestart;
@@ -412,7 +480,7 @@ std::optional<CompiledSubmission> compile_modelnew_stage(const Run& run, GpuStar
   if (options.with_cuda && run.context.reference) {  // else the start-up's error is reported later
     {
       PhaseTimer timer(run.phases["process_snapshot"]);
-      watch_modelnew_process(run);
+      watch_modelnew_process(run.context, req.device, run.problem, req.check.base_seed);
     }
     if (req.time) time_baselines_before_import(run);
   }
@@ -620,6 +688,7 @@ void timing_stage(const Run& run, const compile::HostProgram& host, const c10::D
     PhaseTimer timer(run.phases["reference_read_ahead_wait"]);
     reading.wait();
   }
+  const auto quiet = quiet_for_timing(run);  // a harness's failure to take it is no verdict of the candidate's
   PhaseTimer timer(run.phases["timing"]);
   try {
     run.record["timing"] = measure_speed(run, host, params, check_options, correctness, verdicts);
@@ -639,6 +708,7 @@ void profile_stage(const Run& run, const compile::HostProgram& host, const c10::
   const auto timing = run.record.value("timing", nlohmann::json::object());
   if (!timing.contains("candidate")) return;  // nothing timed to set the profile beside
   run.stage("profile");
+  const auto quiet = quiet_for_timing(run);
   const PhaseTimer cost(run.phases["profile"]);
   auto& reference = *run.context.reference;
   const uint64_t seed = run.req.check.base_seed + 2000;  // inputs no checked or timed call saw
@@ -800,6 +870,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   const int watch_checks_before = context.process_watch->checks();
   const double watch_ms_before = context.process_watch->checking_ms();
 
+  wait_for_pending_end(run);
   const auto check_options = check_options_for(run, module.get());
 
   // The candidate's copy of the weights, setup(), fingerprints.
@@ -859,6 +930,77 @@ nlohmann::json start_python_ahead(EvalContext& context) {
   }
   context.python_prestart = phases;
   return phases;
+}
+
+nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock, EvalContext& context) {
+  if (context.python_prestart.is_null() || context.python_prestart.contains("error"))
+    return {{"skipped", "kbench's Python did not start ahead in this process"}};
+  if (!context.gpu_prepared.is_null()) return {{"skipped", "prepared already"}};
+#ifdef KBENCH_WITH_CUDA
+  nlohmann::json phases = nlohmann::json::object();
+  try {
+    auto req = expected;
+    req.ending_process = -1;
+    const auto catalog = problems::Catalog::load(problems::project_root(req.root));
+    const auto& problem = catalog.get(req.level, req.problem);
+    if (const auto gpu = launch::query_device(req.device); !gpu.present) return {{"skipped", "no GPU: " + gpu.why_absent}};
+    // Not while the GPU's worker holds its free memory again (sandbox/gpu_lock.h).
+    if (spares_lock.empty()) return {{"skipped", "no spares lock was named"}};
+    const auto lent = compile::FileLock::try_shared(spares_lock);
+    if (!lent) return {{"skipped", "the GPU's worker holds its memory"}};
+    // The archive is read on the CPU meanwhile; the GPU's parts each hold the quiet lock, one at a
+    // time, so that timed calls waiting for it wait for one part at most.
+    auto loading = std::async(std::launch::async, [problem] { return std::make_shared<problems::Reference>(problem, torch::kCPU); });
+    const auto quietly = [&](const char* part, const std::function<void()>& work) {
+      {
+        const QuietGpu quiet(req.device, phases);
+        PhaseTimer timer(phases[part]);
+        work();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a timed call waiting for the lock takes it now
+    };
+    quietly("cuda_context", [&] {
+      cudaSetDevice(req.device);
+      if (const auto error = cudaFree(nullptr); error != cudaSuccess)
+        throw std::runtime_error(std::string("CUDA did not start: ") + cudaGetErrorString(error));
+      compile::start_python(/*with_cuda=*/true);  // torch.cuda's set-up
+      watch_modelnew_process(context, req.device);
+    });
+    // The reference's runs allocate what the problem was measured to need, beside the evaluation
+    // this spare runs next to, whose candidate may allocate past what it holds: only where twice
+    // that peak and 4 GiB are free.
+    const auto& peak = problem.footprint;
+    size_t free = 0, total = 0;
+    cudaMemGetInfo(&free, &total);
+    if (peak.bytes > 0 && !peak.more_than && static_cast<int64_t>(free) >= 2 * peak.bytes + (int64_t{4} << 30)) {
+      quietly("reference_to_gpu", [&] { phases["reference"] = prepare_gpu(req, problem, context, loading, /*hold=*/false); });
+      quietly("process_snapshot", [&] {
+        watch_modelnew_process(context, req.device, problem, req.check.base_seed);
+        check::give_back_free_memory();  // what the reference's runs allocated
+      });
+      phases["problem"] = problem.key();
+    } else {
+      phases["problem_skipped"] = "too little free GPU memory beside the evaluation running (" +
+                                  std::to_string(free >> 20) + " MiB free; the problem's peak " +
+                                  (peak.bytes > 0 && !peak.more_than ? std::to_string(peak.bytes >> 20) + " MiB)" : "unknown)");
+      context.next_reference = std::move(loading);  // the request finds its archive read (GpuStartup)
+      context.next_reference_key = problem.key();
+    }
+    if (!context.python_prestart.contains("triton_refusal"))
+      quietly("triton", [&] {
+        if (const auto refusal = compile::prepare_triton_gpu_ahead(problems::cache_dir(), [] { return launch::launch_count(); });
+            !refusal.empty())
+          phases["triton_refusal"] = refusal;
+      });
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+  context.gpu_prepared = phases;
+  return phases;
+#else
+  (void)expected, (void)spares_lock;
+  return {{"skipped", "this kbench was built without CUDA"}};
+#endif
 }
 
 nlohmann::json give_back_gpu_memory(EvalContext& context) {

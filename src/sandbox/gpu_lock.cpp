@@ -7,7 +7,10 @@
 
 namespace kbench::sandbox {
 
-std::filesystem::path gpu_lock_path(int device) {
+namespace {
+
+// A lock file of the GPU that `device` names once CUDA_VISIBLE_DEVICES has mapped it.
+std::filesystem::path lock_file(int device, const char* kind) {
   std::string gpu = std::to_string(device);
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
     std::vector<std::string> entries;
@@ -17,7 +20,15 @@ std::filesystem::path gpu_lock_path(int device) {
   }
   for (auto& c : gpu)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
-  return std::filesystem::temp_directory_path() / ("kbench-gpu" + gpu + "-timing.lock");
+  return std::filesystem::temp_directory_path() / ("kbench-gpu" + gpu + "-" + kind + ".lock");
+}
+
+}  // namespace
+
+std::filesystem::path gpu_lock_path(int device) { return lock_file(device, "timing"); }
+std::filesystem::path quiet_gpu_lock_path(int device) { return lock_file(device, "quiet"); }
+std::filesystem::path spares_lock_path(int device, long runner_pid) {
+  return lock_file(device, ("spares-" + std::to_string(runner_pid)).c_str());
 }
 
 }  // namespace kbench::sandbox

@@ -3,6 +3,12 @@
 // (scripts/tools/compile_baselines.py, given the same file) holds it exclusively while it is timed
 // and shared for its other GPU work. So no candidate is timed beside a baseline's compile or timing,
 // and no baseline beside a candidate. Held with compile::FileLock on gpu_lock_path(device).
+//
+// A second lock, the GPU's quiet lock, is finer: whatever times on the GPU (an evaluation's timed
+// calls and profile, a baseline) holds it exclusively while it times, and so does a ModelNew spare
+// while it prepares the GPU ahead of its request (sandbox/gpu_runner.h), beside another evaluation
+// whose GPU lock its runner holds. So a spare's GPU work never runs beside timed calls. Taken after
+// the GPU lock where both are held.
 #pragma once
 
 #include <filesystem>
@@ -13,5 +19,14 @@ namespace kbench::sandbox {
 // CUDA_VISIBLE_DEVICES maps it to, so that processes with different visible sets agree. Touches no
 // CUDA API (a parent that forks workers must not initialise CUDA).
 std::filesystem::path gpu_lock_path(int device);
+
+// The quiet lock's file of CUDA device `device`, named as gpu_lock_path's.
+std::filesystem::path quiet_gpu_lock_path(int device);
+
+// The lock a GPU's runner in process `runner_pid` holds exclusively while its worker holds the GPU's
+// free memory (sandbox/gpu_runner.h), and its ModelNew spares shared while they prepare their GPU: a
+// spare prepares only while its worker holds no memory, and the worker takes it again only once no
+// spare prepares. One per runner: another kbench's runner on the GPU waits for none of it.
+std::filesystem::path spares_lock_path(int device, long runner_pid);
 
 }  // namespace kbench::sandbox

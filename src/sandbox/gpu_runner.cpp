@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 
 #include "check/correctness.h"
 #include "check/verdict.h"
@@ -21,15 +24,24 @@ std::vector<int> gpus_to_use(const std::vector<int>& chosen) {
 }
 
 GpuRunner::GpuRunner(int device, std::string worker_exe, CompiledOnDemand* compiled)
-    : device_(device), worker_exe_(std::move(worker_exe)), compiled_(compiled), worker_(std::make_unique<Worker>(worker_exe_)) {
+    : device_(device), worker_exe_(std::move(worker_exe)), compiled_(compiled), worker_(std::make_unique<Worker>(worker_exe_)),
+      spares_lock_(spares_lock_path(device, ::getpid())) {
   status_.device = device;
+  const char* prepare = std::getenv("KBENCH_SPARES_PREPARE_GPU");
+  prepare_spares_gpu_ = prepare && std::string(prepare) == "1";
+}
+
+GpuRunner::~GpuRunner() {
+  spares_off_gpu_.reset();
+  std::error_code ignored;
+  std::filesystem::remove(spares_lock_, ignored);
 }
 
 void GpuRunner::start_workers() {
   // A worker that ended since its last request is replaced by the spare; a spare that did not live
   // is not used (its exit would be reported as the candidate's crash).
   if (!worker_->alive()) {
-    worker_holds_gpu_ = false;
+    spares_off_gpu_.reset();  // what it held went with it
     if (spare_ && spare_->alive()) std::swap(worker_, spare_);
   }
   int started = 0;
@@ -43,33 +55,47 @@ void GpuRunner::start_workers() {
   status_.pid = worker_->pid();
 }
 
+void GpuRunner::worker_takes_gpu_memory() {
+  // Waits for the spares preparing their GPU beside the last ModelNew (sandbox/gpu_lock.h).
+  if (!spares_off_gpu_) spares_off_gpu_ = std::make_unique<compile::FileLock>(spares_lock_);
+}
+
+void GpuRunner::worker_gives_back_gpu_memory(const Budgets& budgets) {
+  if (!spares_off_gpu_) return;
+  worker_->give_back_gpu_memory(budgets.compile_s);
+  spares_off_gpu_.reset();
+}
+
 std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& request, const Budgets& budgets) {
   if (worker_exe_ == kForkWithoutExec || !compile::is_modelnew_file(request.submission)) {
-    worker_holds_gpu_ = worker_holds_gpu_ || !request.compile_only;
+    if (!request.compile_only) worker_takes_gpu_memory();
     return nullptr;
   }
-  if (worker_holds_gpu_) worker_->give_back_gpu_memory(budgets.compile_s);
-  worker_holds_gpu_ = false;
-  // As in start_workers: a spare that did not live is not used (its exit would be reported as the
-  // candidate's crash); with none left, the request starts a fresh process.
-  modelnew_spares_.erase(std::remove_if(modelnew_spares_.begin(), modelnew_spares_.end(),
-                                        [](const std::unique_ptr<Worker>& w) { return !w->alive(); }),
-                         modelnew_spares_.end());
+  worker_gives_back_gpu_memory(budgets);
+  // The oldest spare, once it has started (Python, and its GPU where it was prepared); with none
+  // left, the request starts a fresh process.
+  if (!modelnew_spares_.empty() && !modelnew_spares_.front()->python_ready())
+    modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
   int started = 0;
   std::unique_ptr<Worker> taken;
-  if (modelnew_spares_.empty()) {
+  while (!taken && !modelnew_spares_.empty()) {
+    auto oldest = std::move(modelnew_spares_.front());
+    modelnew_spares_.pop_front();
+    if (oldest->alive() && oldest->wait_for_gpu_prepared(budgets.compile_s)) taken = std::move(oldest);
+  }
+  if (!taken) {
     taken = std::make_unique<Worker>(worker_exe_);
     ++started;
-  } else {
-    taken = std::move(modelnew_spares_.front());
-    modelnew_spares_.pop_front();
-    if (!taken->python_ready()) modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
   }
   while (modelnew_spares_.size() < modelnew_spares_wanted_) {
     modelnew_spares_.push_back(std::make_unique<Worker>(worker_exe_));
     modelnew_spares_.back()->start_python_ahead();
     ++started;
   }
+  // The next ModelNew is likely of this problem (an RL loop's samples): each spare prepares its GPU
+  // for it now, beside this request, whose GPU memory the worker has given back.
+  if (prepare_spares_gpu_ && !request.compile_only)
+    for (auto& spare : modelnew_spares_) spare->prepare_gpu_ahead(request, spares_lock_);
   std::lock_guard<std::mutex> lock(mutex_);
   status_.workers_started += started;
   status_.modelnew_spares.clear();
@@ -108,10 +134,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
   // Found or made before the GPU's lock is taken: a figure made now is timed under that lock, and its
   // compile needs the GPU memory that the worker holds, which it gives back first.
   if (compiled_ && request.compiled == "on-demand" && request.time && !request.compile_only && request.compiled_figure.is_null()) {
-    if (worker_holds_gpu_ && !compiled_->known(request.level, request.problem)) {
-      worker_->give_back_gpu_memory(budgets.compile_s);
-      worker_holds_gpu_ = false;
-    }
+    if (!compiled_->known(request.level, request.problem)) worker_gives_back_gpu_memory(budgets);
     request.compiled_figure = compiled_->figure(request.level, request.problem);
   }
   nlohmann::json record;

@@ -8,12 +8,19 @@
 // A ModelNew is evaluated in a ModelNew spare, a process of its own that is retired after it (its
 // Python state and native code stay there), never in the worker: the worker keeps its problem, and a
 // `.cu` runs only in processes where Python never started. A spare starts its Python (and takes the
-// dispatcher's snapshot) ahead, touching no GPU before its request (sandbox/evaluation.h:
-// start_python_ahead); a new one starts as soon as one is taken. That start takes longer than a
-// warm evaluation, so a request that finds its spare still starting adds one to the pool, up to
-// kMaxModelNewSpares: back-to-back ModelNews then each find one ready. The first ModelNew makes the
-// first spare and runs in a fresh process, as does one whose spares did not live. While a ModelNew
-// runs, the worker has given back the GPU memory it holds, which the ModelNew's checks need.
+// dispatcher's snapshot) ahead, touching no GPU (sandbox/evaluation.h: start_python_ahead); a new one
+// starts as soon as one is taken. That start takes longer than a warm evaluation, so a request that
+// finds its spare still starting adds one to the pool, up to kMaxModelNewSpares: back-to-back
+// ModelNews then each find one ready. The first ModelNew makes the first spare and runs in a fresh
+// process, as does one whose spares did not live. While a ModelNew runs, the worker has given back
+// the GPU memory it holds, which the ModelNew's checks need.
+//
+// With KBENCH_SPARES_PREPARE_GPU=1 (not yet the default: it has not run on a GPU), each spare then
+// prepares its GPU for a ModelNew of the same problem (prepare_gpu_ahead: its CUDA context, the
+// reference, the rest of the snapshot), each part under the GPU's quiet lock (sandbox/gpu_lock.h),
+// which timed calls hold, so that none of it runs beside them. A request takes a spare once that is
+// done; a spare prepares only while the worker holds no GPU memory, and the worker takes it again
+// only once no spare prepares (the runner's spares lock, sandbox/gpu_lock.h).
 //
 // A ModelNew's process ends after its record is returned, on a thread of the runner's, holding the
 // GPU's lock until the driver has released its context and memory: the answer goes out meanwhile,
@@ -48,6 +55,9 @@ class GpuRunner {
   // `compiled`: where --compiled on-demand finds or makes the compiled baseline of this GPU's model
   // (none: the worker's own sources only).
   GpuRunner(int device, std::string worker_exe, CompiledOnDemand* compiled = nullptr);
+  ~GpuRunner();
+  GpuRunner(const GpuRunner&) = delete;
+  GpuRunner& operator=(const GpuRunner&) = delete;
 
   // Evaluates `request` on this GPU (its device is set here), holding the GPU's lock
   // (sandbox/gpu_lock.h) while the worker runs it, and returns the record. A request the
@@ -80,8 +90,13 @@ class GpuRunner {
   // comment), with the next spare starting in its place. Null for a `.cu`, and without spares, which
   // go to worker_.
   std::unique_ptr<Worker> take_modelnew_spare(const EvalRequest& request, const Budgets& budgets);
+  // Before a `.cu` request: the worker will hold the GPU's free memory, so no spare may prepare its
+  // GPU meanwhile (spares_off_gpu_). Before a ModelNew: the worker gives that memory back.
+  void worker_takes_gpu_memory();
+  void worker_gives_back_gpu_memory(const Budgets& budgets);
   // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.1 s).
   static constexpr size_t kMaxModelNewSpares = 3;
+  bool prepare_spares_gpu_ = false;  // KBENCH_SPARES_PREPARE_GPU=1
   // The GPU's lock (sandbox/gpu_lock.h), shared by an evaluation and the end of its ModelNew process:
   // the one still held when the next evaluation starts, else taken anew.
   std::shared_ptr<compile::FileLock> hold_gpu_lock();
@@ -96,7 +111,10 @@ class GpuRunner {
   std::unique_ptr<Worker> worker_, spare_;
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;
-  bool worker_holds_gpu_ = false;  // the worker has run on the GPU since it last gave its memory back
+  // Held (spares_lock_, exclusively) while the worker has run on the GPU since it last gave its
+  // memory back.
+  std::filesystem::path spares_lock_;
+  std::unique_ptr<compile::FileLock> spares_off_gpu_;
   std::weak_ptr<compile::FileLock> gpu_lock_;
   std::future<std::unique_ptr<Worker>> ending_;  // the last ModelNew's process, once it has ended
   pid_t ending_pid_ = -1;

@@ -161,6 +161,8 @@ void Worker::start() {
   kept_output_.clear();
   served_ = 0;
   python_asked_ = python_answered_ = false;
+  gpu_asked_ = gpu_answered_ = gpu_failed_ = false;
+  python_wait_ms_ = gpu_prepare_wait_ms_ = 0;
 }
 
 void Worker::start_python_ahead() {
@@ -175,6 +177,27 @@ bool Worker::python_ready() {
     read_messages(0, gone);
   }
   return python_answered_;
+}
+
+void Worker::prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock) {
+  if (gpu_asked_) return;
+  start();
+  write_line(to_worker_, {{"prepare_gpu_ahead", expected.to_json()}, {"spares_lock", spares_lock.string()}});
+  gpu_asked_ = true;
+}
+
+bool Worker::wait_for_gpu_prepared(double timeout_s) {
+  if (!gpu_asked_) return true;
+  const auto start = Clock::now();
+  const bool python_pending = python_asked_ && !python_answered_;
+  bool gone = false;
+  while (!gpu_answered_ && !gone && std::chrono::duration<double>(Clock::now() - start).count() < timeout_s)
+    read_messages(50, gone);
+  // The Python start's part of the wait is the record's python_prestart_wait_ms, as where the request waits for it.
+  const auto python_done = python_pending && python_answered_ ? python_answered_at_ : start;
+  python_wait_ms_ = std::chrono::duration<double, std::milli>(python_done - start).count();
+  gpu_prepare_wait_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - python_done).count();
+  return gpu_answered_ && !gpu_failed_ && !gone;
 }
 
 void Worker::give_back_gpu_memory(double timeout_s) {
@@ -219,6 +242,8 @@ std::vector<nlohmann::json> Worker::read_messages(int wait_ms, bool& gone) {
     auto msg = nlohmann::json::parse(line, nullptr, false);
     if (msg.is_discarded()) msg = {{"unreadable", line}};
     if (msg.contains("python_started")) python_answered_ = true, python_answered_at_ = Clock::now();
+    if (const auto gpu = msg.find("gpu_prepared"); gpu != msg.end())
+      gpu_answered_ = true, gpu_failed_ = gpu->is_object() && gpu->contains("error");
     messages.push_back(std::move(msg));
   }
   return messages;
@@ -405,7 +430,8 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   record["worker_evaluations"] = served_;
   if (prestarted)
     record["worker"]["python_prestart_wait_ms"] =
-        waits_for_python ? std::chrono::duration<double, std::milli>(python_answered_at_ - written).count() : 0.0;
+        waits_for_python ? std::chrono::duration<double, std::milli>(python_answered_at_ - written).count() : python_wait_ms_;
+  if (gpu_asked_) record["worker"]["gpu_prepare_wait_ms"] = gpu_prepare_wait_ms_;
   if (compile::is_modelnew_file(request.submission)) {
     // Its process held only what its problem needs (check::cap_memory_hold): its end is the
     // caller's (a runner ends it beside the next request, `kbench eval` abandons it, the ncu pass lets
@@ -466,11 +492,23 @@ int run_worker(int fd) {
   std::string input;
   for (std::string line; next_request_line(input, line);) {
     if (line.empty()) continue;
-    // The requests that are not evaluations (sandbox/gpu_runner.h): a ModelNew spare's Python start,
-    // and the GPU memory given back while a ModelNew is evaluated beside this worker.
+    // The requests that are not evaluations (sandbox/gpu_runner.h): a ModelNew spare's Python start
+    // and its GPU prepared, and the GPU memory given back while a ModelNew is evaluated beside this
+    // worker.
     const auto message = nlohmann::json::parse(line, nullptr, false);
     if (message.contains("start_python")) {
       write_line(fd, {{"python_started", start_python_ahead(context)}});
+      continue;
+    }
+    if (message.contains("prepare_gpu_ahead")) {
+      nlohmann::json answer;
+      try {
+        answer = prepare_gpu_ahead(EvalRequest::from_json(message["prepare_gpu_ahead"]),
+                                   message.value("spares_lock", ""), context);
+      } catch (const std::exception& e) {
+        answer = {{"error", e.what()}};
+      }
+      write_line(fd, {{"gpu_prepared", answer}});
       continue;
     }
     if (message.contains("give_back_gpu_memory")) {

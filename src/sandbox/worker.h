@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -70,6 +71,17 @@ class Worker {
   // Whether the process has answered that its Python started (read without waiting).
   bool python_ready();
 
+  // Has the process prepare its GPU for a ModelNew like `expected` once its Python has started
+  // (sandbox/evaluation.h: prepare_gpu_ahead), holding `spares_lock` shared meanwhile, unless it was
+  // asked already; returns without waiting.
+  void prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock);
+
+  // Waits up to `timeout_s` for that answer (at once where none was asked). False where the
+  // preparation failed or did not answer in time: the process must then not evaluate anything. The
+  // next record says how long this waited: for the Python start in worker.python_prestart_wait_ms,
+  // for the preparation after it in worker.gpu_prepare_wait_ms.
+  bool wait_for_gpu_prepared(double timeout_s);
+
   // Has the worker give back the GPU memory it holds (sandbox/evaluation.h: give_back_gpu_memory)
   // for another process on its GPU. One that does not answer within `timeout_s`, or fails to, is
   // ended, which gives it back too.
@@ -120,6 +132,10 @@ class Worker {
   // start_python_ahead asked this process, and when it answered (python_answered_).
   bool python_asked_ = false, python_answered_ = false;
   std::chrono::steady_clock::time_point python_answered_at_;
+  // prepare_gpu_ahead asked this process, it answered, and whether it failed; the wait for it,
+  // parted into the Python start's and the preparation's.
+  bool gpu_asked_ = false, gpu_answered_ = false, gpu_failed_ = false;
+  double python_wait_ms_ = 0, gpu_prepare_wait_ms_ = 0;
 };
 
 // The rule for a worker's death that may not be the candidate's doing: killed by SIGKILL or SIGTERM,

@@ -1,6 +1,8 @@
 // The parent's side of isolation, with stand-in worker programs that misbehave on purpose: the real
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <sstream>
 #include <thread>
@@ -9,7 +11,9 @@
 #include <unistd.h>
 
 #include "compile/child_process.h"
+#include "compile/file_lock.h"
 #include "fixtures.h"
+#include "sandbox/gpu_lock.h"
 #include "sandbox/gpu_runner.h"
 #include "sandbox/worker.h"
 
@@ -274,6 +278,100 @@ done)");
   CHECK(unnamed == -1);
   CHECK(::kill(static_cast<pid_t>(second), 0) == -1);
   CHECK(worker != second);
+}
+
+TEST_CASE("with KBENCH_SPARES_PREPARE_GPU=1, ModelNew spares prepare their GPU for the request they start beside; a "
+          "failed one is never used",
+          "[sandbox][modelnew]") {
+  // Each spare logs the preparation it was asked for; each record says which process wrote it.
+  const auto asked = std::filesystem::temp_directory_path() / "kbench-prepare-log";
+  std::filesystem::remove(asked);
+  const auto spare = [&](const std::string& name, const std::string& answer) {
+    return testing::fake_worker(name, "prepare_log=" + asked.string() + "\nprepare_reply='" + answer + "'\n" + R"(while next_request; do
+  case "$line" in
+    *start_python*) printf '%s\n' '{"python_started":{}}' >&3 ;;
+    *) reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$\"}}" ;;
+  esac
+done)");
+  };
+  const auto pid_of = [](const nlohmann::json& record) { return std::stol(record.value("message", "0")); };
+  auto request = some_request();
+  request.submission = "x.py";
+  request.level = 2, request.problem = 12;
+  const auto log_lines = [&] {
+    std::ifstream log(asked);
+    std::vector<nlohmann::json> lines;
+    for (std::string line; std::getline(log, line);) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+  };
+
+  SECTION("prepared: the spare is asked for the request's problem, once, and serves the next request") {
+    const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
+    sandbox::GpuRunner runner(7, spare("prepared-spare", R"({"gpu_prepared":{"cuda_context":1}})"));  // GPU 7: see above
+    const auto first = runner.evaluate(request, {});
+    REQUIRE(wait_for([&] { return log_lines().size() == 1; }, 20));
+    const auto ask = log_lines()[0]["prepare_gpu_ahead"];
+    CHECK(ask["level"] == 2);
+    CHECK(ask["problem"] == 12);
+    REQUIRE(runner.status().modelnew_spares.size() == 1);
+    const long spare_pid = runner.status().modelnew_spares[0].pid;
+    const auto second = runner.evaluate(request, {});
+    CHECK(pid_of(second) == spare_pid);
+    CHECK(second["worker"].contains("gpu_prepare_wait_ms"));
+    CHECK(pid_of(first) != spare_pid);
+  }
+  SECTION("skipped (no GPU, say): the spare serves the next request all the same") {
+    const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
+    sandbox::GpuRunner runner(7, spare("skipping-spare", R"({"gpu_prepared":{"skipped":"no GPU"}})"));
+    runner.evaluate(request, {});
+    REQUIRE(wait_for([&] { return log_lines().size() == 1; }, 20));
+    REQUIRE(runner.status().modelnew_spares.size() == 1);
+    const long spare_pid = runner.status().modelnew_spares[0].pid;
+    CHECK(pid_of(runner.evaluate(request, {})) == spare_pid);
+  }
+  SECTION("failed: the spare is ended unused, and the request runs in a fresh process") {
+    const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
+    sandbox::GpuRunner runner(7, spare("unprepared-spare", R"({"gpu_prepared":{"error":"CUDA did not start"}})"));
+    runner.evaluate(request, {});
+    REQUIRE(wait_for([&] { return log_lines().size() == 1; }, 20));
+    REQUIRE(runner.status().modelnew_spares.size() == 1);
+    const long spare_pid = runner.status().modelnew_spares[0].pid;
+    const auto second = runner.evaluate(request, {});
+    CHECK(pid_of(second) != spare_pid);
+    CHECK_FALSE(second["worker"].contains("gpu_prepare_wait_ms"));  // a fresh process was asked nothing
+    CHECK(::kill(static_cast<pid_t>(spare_pid), 0) == -1);
+  }
+  SECTION("without KBENCH_SPARES_PREPARE_GPU=1: no spare is asked") {
+    const testing::ScopedEnv off("KBENCH_SPARES_PREPARE_GPU", std::nullopt);
+    sandbox::GpuRunner runner(7, spare("unasked-spare", R"({"gpu_prepared":{"cuda_context":1}})"));
+    runner.evaluate(request, {});
+    REQUIRE(wait_for([&] { return !runner.status().modelnew_spares.empty() && runner.status().modelnew_spares[0].python_started; }, 20));
+    CHECK(log_lines().empty());
+  }
+  std::filesystem::remove(asked);
+}
+
+TEST_CASE("the spares lock: a shared hold only while nobody holds it exclusively, and the exclusive taker waits for it",
+          "[sandbox]") {
+  const auto path = sandbox::spares_lock_path(7, ::getpid());
+  CHECK(path != sandbox::spares_lock_path(7, ::getpid() + 1));  // each runner's own
+  {
+    const compile::FileLock worker_holds(path);
+    CHECK(compile::FileLock::try_shared(path) == nullptr);  // a spare does not prepare its GPU then
+  }
+  auto preparing = compile::FileLock::try_shared(path);
+  REQUIRE(preparing != nullptr);
+  CHECK(compile::FileLock::try_shared(path) != nullptr);  // spares prepare side by side
+  const auto t0 = std::chrono::steady_clock::now();
+  auto taker = std::async(std::launch::async, [&] {
+    const compile::FileLock worker_takes(path);
+    return std::chrono::steady_clock::now();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(taker.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
+  preparing.reset();
+  CHECK(taker.get() - t0 >= std::chrono::milliseconds(300));
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("wait_for_end waits for any process's end, and only as long as it is told", "[sandbox]") {

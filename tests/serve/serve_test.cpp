@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <future>
 #include <thread>
 
@@ -571,15 +572,27 @@ TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold o
   CHECK(cold["worker"]["python_prestarted"] == false);
   CHECK(warm["worker"]["python_prestarted"] == true);
   CHECK(warm["worker"]["python_prestart_wait_ms"] == 0.0);
+  // With KBENCH_SPARES_PREPARE_GPU=1 (gpu-session.sh's modelnew-prepared step), its spare prepared the
+  // GPU beside the cold request, for that request's problem: the context, the reference on the GPU
+  // and its ops in the snapshot.
+  if (std::getenv("KBENCH_SPARES_PREPARE_GPU") && std::string(std::getenv("KBENCH_SPARES_PREPARE_GPU")) == "1") {
+    CHECK(warm["worker"]["gpu_prepared_ahead"] == true);
+    CHECK(warm["phases_ms"]["gpu_prepare_ahead"].value("problem", "") == "level1/19_ReLU");
+    CHECK(warm["phases_ms"].value("process_snapshot", -1.0) < cold["phases_ms"].value("process_snapshot", 0.0));
+  } else {
+    CHECK(warm["worker"]["gpu_prepared_ahead"] == false);
+  }
   CHECK(warm["verdict"] == cold["verdict"]);
   for (const auto* rule : {"kbench", "kernelbench"})
     CHECK(warm["verdicts"][rule]["verdict"] == cold["verdicts"][rule]["verdict"]);
   CHECK(warm["process_state"].value("changed", "") == "");
   CHECK(cu_after["verdict"] == "correct");
   CHECK(cu_after["worker_evaluations"] == cu_before["worker_evaluations"].get<int>() + 1);  // never retired by a ModelNew
-  std::printf("kbench-note: ModelNew total %.0f ms cold, %.0f ms warm (python_start %.0f ms, then %.0f ms); .cu %.0f ms\n",
+  std::printf("kbench-note: ModelNew total %.0f ms cold, %.0f ms warm (python_start %.0f ms, then %.0f ms; the GPU prepared "
+              "ahead: %s); .cu %.0f ms\n",
               cold["phases_ms"]["total"].get<double>(), warm["phases_ms"]["total"].get<double>(),
               cold["phases_ms"]["python_start"].get<double>(), warm["phases_ms"]["python_start"].get<double>(),
+              warm["phases_ms"].value("gpu_prepare_ahead", nlohmann::json()).dump().c_str(),
               cu_after["phases_ms"]["total"].get<double>());
 }
 
