@@ -72,30 +72,34 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
     return nullptr;
   }
   worker_gives_back_gpu_memory(budgets);
-  // The oldest spare, once it has started (Python, and its GPU where it was prepared); with none
-  // left, the request starts a fresh process.
-  if (!modelnew_spares_.empty() && !modelnew_spares_.front()->python_ready())
-    modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
+  // As in start_workers: a spare that did not live is not used (its exit would be reported as the
+  // candidate's crash); with none left, the request starts a fresh process.
+  modelnew_spares_.erase(std::remove_if(modelnew_spares_.begin(), modelnew_spares_.end(),
+                                        [](const std::unique_ptr<Worker>& w) { return !w->alive(); }),
+                         modelnew_spares_.end());
   int started = 0;
   std::unique_ptr<Worker> taken;
-  while (!taken && !modelnew_spares_.empty()) {
-    auto oldest = std::move(modelnew_spares_.front());
+  if (!modelnew_spares_.empty()) {
+    taken = std::move(modelnew_spares_.front());
     modelnew_spares_.pop_front();
-    if (oldest->alive() && oldest->wait_for_gpu_prepared(budgets.compile_s)) taken = std::move(oldest);
-  }
-  if (!taken) {
-    taken = std::make_unique<Worker>(worker_exe_);
-    ++started;
+    if (!taken->python_ready()) modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
   }
   while (modelnew_spares_.size() < modelnew_spares_wanted_) {
     modelnew_spares_.push_back(std::make_unique<Worker>(worker_exe_));
     modelnew_spares_.back()->start_python_ahead();
     ++started;
   }
-  // The next ModelNew is likely of this problem (an RL loop's samples): each spare prepares its GPU
-  // for it now, beside this request, whose GPU memory the worker has given back.
+  // The next ModelNew is likely of this problem (an RL loop's samples): where spares prepare their
+  // GPU, each does it now, for it, beside this request, whose GPU memory the worker has given back.
   if (prepare_spares_gpu_ && !request.compile_only)
     for (auto& spare : modelnew_spares_) spare->prepare_gpu_ahead(request, spares_lock_);
+  // The taken spare's own preparation answered first (its replacements start meanwhile): one that
+  // failed is ended unused (its CUDA may be unusable), and a fresh process takes the request.
+  if (taken && !taken->wait_for_gpu_prepared(budgets.compile_s)) taken.reset();
+  if (!taken) {
+    taken = std::make_unique<Worker>(worker_exe_);
+    ++started;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   status_.workers_started += started;
   status_.modelnew_spares.clear();
