@@ -274,10 +274,12 @@ std::string prepare(const fs::path& file, const fs::path& cache_dir, const std::
   };
   // The file's own directory before the GPU's part where that runs now, as Triton's cache from its
   // first use on; after it where it ran ahead.
-  if (!s.gpu_started)
+  const bool gpu_ran_ahead = s.gpu_started;
+  if (!gpu_ran_ahead)
     if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
   if (const auto refusal = prepare_gpu(cache_dir, count_launches); !refusal.empty()) return refusal;
-  if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
+  if (gpu_ran_ahead)
+    if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
   s.writable_dir = kernel_dir;
   s.info["start_ms"] = s.start_ms;
   s.info["setup_ms"] = since_start.elapsed_ms();  // the GPU's part included, unless it ran ahead

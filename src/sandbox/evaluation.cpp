@@ -371,7 +371,8 @@ BaselineSite baseline_site(const Run& run) { return {run.context, run.problem, r
 // has started and before the file is imported, with the ops that the reference and kbench's checks
 // call (one reference forward, its inputs drawn from every distribution, compared with itself). A
 // spare whose GPU was prepared ahead took it then, for the problem its runner expected: the ops of
-// another problem's reference are added to it (a watch only ever widens).
+// another problem's reference are added to it (a watch only ever widens). This one takes the
+// snapshot without the reference's ops, where none was taken.
 void watch_modelnew_process(EvalContext& context, int device) {
   if (context.process_watch) return;
   auto& ahead = context.dispatcher_ahead;
@@ -379,6 +380,8 @@ void watch_modelnew_process(EvalContext& context, int device) {
   else context.process_watch.emplace(device, /*watch_dispatcher=*/true);
   ahead.reset();
 }
+
+// The snapshot with the ops of `problem`'s reference (context.reference).
 void watch_modelnew_process(EvalContext& context, int device, const problems::Problem& problem, uint64_t seed) {
   watch_modelnew_process(context, device);
   if (context.watched_problem == problem.key()) return;

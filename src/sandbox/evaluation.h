@@ -148,25 +148,24 @@ struct EvalContext {
 // (the interpreter, `import torch`, kbench's support module), so that only kbench's own code has run
 // in the process when a ModelNew arrives. It touches no GPU: no CUDA context, no memory, no problem
 // loaded until its request (which starts CUDA, then torch.cuda, as a cold worker does), so that it
-// can start beside another evaluation's timed calls (its GPU is prepared later: prepare_gpu_ahead).
-// Returns the milliseconds of each part, or
-// {"error": ...} when Python cannot start (then the next ModelNew's request error), and keeps them
-// in `context` for that request's record. A process where Python started never evaluates a `.cu`
-// (evaluate() refuses it).
+// can start beside another evaluation's timed calls (its GPU may be prepared later:
+// prepare_gpu_ahead). Returns the milliseconds of each part, or {"error": ...} when Python cannot
+// start (then the next ModelNew's request error), and keeps them in `context` for that request's
+// record. A process where Python started never evaluates a `.cu` (evaluate() refuses it).
 nlohmann::json start_python_ahead(EvalContext& context);
 
 // A ModelNew spare's GPU, prepared after its Python's start for the request its runner expects
 // (`expected`: the problem and options of the ModelNew it runs beside; sandbox/gpu_runner.h) and
-// before any submission is known, holding `spares_lock` shared (sandbox/gpu_lock.h; it skips the
-// preparation where the runner's worker holds the GPU's memory): the CUDA context, torch.cuda's
-// set-up and the process-state
-// snapshot; where twice the problem's measured peak is free beside that evaluation, the reference's
-// weights on the GPU and the ops it calls added to the snapshot; Triton's first use of the GPU. Each
-// part holds the GPU's quiet lock (sandbox/gpu_lock.h), so none runs beside timed calls; nothing is
-// held for poisoning (the request does that), and what the reference's runs allocated is given
-// back. A request for another problem loads its own reference and adds its ops. Returns the
-// milliseconds of each part, {"skipped": why} (no GPU, no Python started ahead), or {"error": ...},
-// after which the process must not evaluate anything (its CUDA may be unusable).
+// before any submission is known, holding `spares_lock` shared (sandbox/gpu_lock.h; skipped where
+// the runner's worker holds the GPU's memory): the CUDA context, torch.cuda's set-up and the
+// process-state snapshot; where twice the problem's measured peak and 4 GiB are free beside that
+// evaluation, the reference's weights on the GPU and the ops it calls added to the snapshot;
+// Triton's first use of the GPU. Each part holds the GPU's quiet lock (sandbox/gpu_lock.h), so none
+// runs beside timed calls; nothing is held for poisoning (the request does that), and what the
+// reference's runs allocated is given back. A request for another problem loads its own reference
+// and adds its ops. Returns the milliseconds of each part, {"skipped": why} (no GPU, no Python
+// started ahead), or {"error": ...}, after which the process must not evaluate anything (its CUDA
+// may be unusable).
 nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock, EvalContext& context);
 
 // Gives the GPU memory this worker holds back to the driver, for a ModelNew evaluated beside it on

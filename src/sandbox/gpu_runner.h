@@ -96,7 +96,6 @@ class GpuRunner {
   void worker_gives_back_gpu_memory(const Budgets& budgets);
   // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.1 s).
   static constexpr size_t kMaxModelNewSpares = 3;
-  bool prepare_spares_gpu_ = false;  // KBENCH_SPARES_PREPARE_GPU=1
   // The GPU's lock (sandbox/gpu_lock.h), shared by an evaluation and the end of its ModelNew process:
   // the one still held when the next evaluation starts, else taken anew.
   std::shared_ptr<compile::FileLock> hold_gpu_lock();
@@ -111,6 +110,7 @@ class GpuRunner {
   std::unique_ptr<Worker> worker_, spare_;
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;
+  bool prepare_spares_gpu_ = false;  // KBENCH_SPARES_PREPARE_GPU=1
   // Held (spares_lock_, exclusively) while the worker has run on the GPU since it last gave its
   // memory back.
   std::filesystem::path spares_lock_;
