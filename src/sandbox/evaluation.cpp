@@ -107,8 +107,8 @@ bool half_the_gpu_free() {
 // weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
 // is done, and the free memory held for poisoning. The reference stays in `context` across
 // evaluations of one problem; `loading` is empty when it is there already. Returns the
-// milliseconds of each part. `hold`: false for a GPU prepared ahead of its request (prepare_gpu_ahead),
-// which holds nothing and waits for no ending process.
+// milliseconds of each part. `hold`: false for a GPU prepared ahead of its request
+// (prepare_gpu_ahead), which holds no memory for poisoning: its request does.
 nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& problem, EvalContext& context,
                            std::future<std::shared_ptr<problems::Reference>>& loading, bool hold = true) {
   nlohmann::json phases = nlohmann::json::object();
