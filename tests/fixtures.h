@@ -80,8 +80,9 @@ inline std::string run_kbench(const std::string& args) {
 // A shell script standing in for `kbench __worker` (requests on stdin, stages and records on fd 3).
 // `next_request` reads a request into $line and its reply token into $token; `reply JSON` writes a
 // line on fd 3 with the token added, as the real worker does (sandbox/worker.h). It answers a
-// ModelNew spare's GPU preparation itself, with $prepare_reply (default: skipped, as without a GPU),
-// and appends that request to the file $prepare_log where the body sets one.
+// ModelNew spare's GPU preparation itself, with $prepare_reply (default: skipped, as without a GPU)
+// after $prepare_delay seconds where the body sets them, and appends that request to the file
+// $prepare_log where the body sets one.
 inline std::string fake_worker(const std::string& name, const std::string& body) {
   const auto path = std::filesystem::temp_directory_path() / ("kbench-fake-" + name + ".sh");
   std::ofstream(path) << "#!/bin/sh\n"
@@ -90,6 +91,7 @@ next_request() {
   while IFS= read -r line; do
     case "$line" in
       *'"prepare_gpu_ahead"'*) [ -z "$prepare_log" ] || printf '%s\n' "$line" >>"$prepare_log"
+                               [ -z "$prepare_delay" ] || sleep "$prepare_delay"
                                printf '%s\n' "$prepare_reply" >&3 ;;
       *) token=$(printf '%s' "$line" | sed -n 's/.*"reply_token":"\([0-9a-f]*\)".*/\1/p'); return 0 ;;
     esac

@@ -38,7 +38,7 @@
 # prepared    the steps after it run with KBENCH_SPARES_PREPARE_GPU=1 (ModelNew spares prepare their GPU ahead), their
 #             logs in prepared/: "serve-modelnew prepared serve-modelnew modelnew" compares, then checks the verdicts
 # profile     scripts/gpu/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
-# modelnew    KernelBench's ModelNew format: export L1#1, L1#19, L2#12; the ModelNew tests (CPU and gpu);
+# modelnew    KernelBench's ModelNew format: export their problems; the ModelNew and Triton fixture tests (CPU and gpu);
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
 # process-state  submissions that change the worker's process state: the GPU test, then
 #             scripts/gpu/process-state-check.sh (each fixture beside its twin; batch and serve, poisoner first)
@@ -249,11 +249,11 @@ PY
     cat "$LOGS/profile.log" | cut -c1-240
     save "$LOGS/profile/profile-2-12.json" ;;
   modelnew)
-    timed export-modelnew python3 scripts/tools/export_problems.py --only 1:1 1:19 1:94 2:1 2:12 2:18 2:24 2:76 3:3 3:4
-    timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
+    timed export-modelnew python3 scripts/tools/export_problems.py --only 1:1 1:19 1:23 1:94 2:1 2:12 2:18 2:24 2:76 3:3 3:4
+    timed ctest-modelnew ctest --test-dir build-gpu -R "ModelNew|modelnew|Triton fixture|launch entry point|extension|TORCH_CUDA_ARCH_LIST|build that fails" -FA '.*' -V -j1
     grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout|Not Run" "$LOGS/ctest-modelnew.log" | head -20
     grep -E -A10 "^[0-9]+: .*(FAILED|failed):?$" "$LOGS/ctest-modelnew.log" | cut -c1-300 | head -60  # which assertion
-    grep -E "^[0-9]+: modelnew (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -60 ;;
+    grep -E "^[0-9]+: (modelnew|triton) (batch|eval)" "$LOGS/ctest-modelnew.log" | sed -E 's/^[0-9]+: //' | cut -c1-150 | head -80 ;;
   process-state)
     timed export-process-state python3 scripts/tools/export_problems.py --only 1:19 2:1
     timed ctest-process-state ctest --test-dir build-gpu -R "process state|poisoner" -FA '.*' -V -j1

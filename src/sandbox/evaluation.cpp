@@ -989,7 +989,16 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
       context.next_reference = std::move(loading);  // the request finds its archive read (GpuStartup)
       context.next_reference_key = problem.key();
     }
-    if (!context.python_prestart.contains("triton_refusal"))
+    // Only for Triton files: a CUDA ModelNew's spare would hold the quiet lock for nothing.
+    std::string backend = "unknown";
+    try {
+      backend = compile::imported_backend(compile::file_bytes(req.submission));
+    } catch (const std::exception&) {
+      // an unreadable file: its request pays Triton's set-up, if it is Triton's
+    }
+    if (backend != "triton")
+      phases["triton_skipped"] = "the file running beside this spare imports no Triton (" + backend + ")";
+    else if (!context.python_prestart.contains("triton_refusal"))
       quietly("triton", [&] {
         if (const auto refusal = compile::prepare_triton_gpu_ahead(problems::cache_dir(), [] { return launch::launch_count(); });
             !refusal.empty())

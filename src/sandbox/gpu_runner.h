@@ -15,12 +15,14 @@
 // process, as does one whose spares did not live. While a ModelNew runs, the worker has given back
 // the GPU memory it holds, which the ModelNew's checks need.
 //
-// With KBENCH_SPARES_PREPARE_GPU=1 (not yet the default: it has not run on a GPU), each spare then
-// prepares its GPU for a ModelNew of the same problem (prepare_gpu_ahead: its CUDA context, the
-// reference, the rest of the snapshot), each part under the GPU's quiet lock (sandbox/gpu_lock.h),
-// which timed calls hold, so that none of it runs beside them. A request takes a spare once that is
-// done; a spare prepares only while the worker holds no GPU memory, and the worker takes it again
-// only once no spare prepares (the runner's spares lock, sandbox/gpu_lock.h).
+// With KBENCH_SPARES_PREPARE_GPU=1 (not yet the default: its Triton fixtures have not run on a GPU
+// with it), each spare then prepares its GPU for a ModelNew like the one running (prepare_gpu_ahead:
+// its CUDA context, the reference, the rest of the snapshot, Triton's first GPU use for a Triton
+// file), each part under the GPU's quiet lock (sandbox/gpu_lock.h), which timed calls hold, so that
+// none of it runs beside them. A request takes a spare once that is done, and one that finds its
+// spare still preparing adds one to the pool as well; a spare prepares only while the worker holds
+// no GPU memory, and the worker takes it again only once no spare prepares (the runner's spares
+// lock, sandbox/gpu_lock.h).
 //
 // A ModelNew's process ends after its record is returned, on a thread of the runner's, holding the
 // GPU's lock until the driver has released its context and memory: the answer goes out meanwhile,

@@ -179,6 +179,14 @@ bool Worker::python_ready() {
   return python_answered_;
 }
 
+bool Worker::ready_for_request() {
+  if (gpu_asked_ && !gpu_answered_ && pid_ > 0) {
+    bool gone = false;
+    read_messages(0, gone);
+  }
+  return python_ready() && (!gpu_asked_ || gpu_answered_);
+}
+
 void Worker::prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock) {
   if (gpu_asked_) return;
   start();

@@ -71,6 +71,10 @@ class Worker {
   // Whether the process has answered that its Python started (read without waiting).
   bool python_ready();
 
+  // Whether it has answered all it was asked ahead of a request: its Python's start and, where it
+  // was asked, its GPU's preparation (read without waiting).
+  bool ready_for_request();
+
   // Has the process prepare its GPU for a ModelNew like `expected` once its Python has started
   // (sandbox/evaluation.h: prepare_gpu_ahead), holding `spares_lock` shared meanwhile, unless it was
   // asked already; returns without waiting.

@@ -320,6 +320,25 @@ done)");
     CHECK(second["worker"].contains("gpu_prepare_wait_ms"));
     CHECK(pid_of(first) != spare_pid);
   }
+  SECTION("still preparing: the request waits for it, and the pool grows by one, as for a Python still starting") {
+    const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
+    const auto slow = testing::fake_worker("slow-prepare", "prepare_delay=3\nprepare_reply='{\"gpu_prepared\":{\"cuda_context\":1}}'\n" +
+                                                               std::string(R"(while next_request; do
+  case "$line" in
+    *start_python*) printf '%s\n' '{"python_started":{}}' >&3 ;;
+    *) reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$\"}}" ;;
+  esac
+done)"));
+    sandbox::GpuRunner runner(7, slow);
+    runner.evaluate(request, {});  // a fresh process; its spare starts and is asked to prepare
+    REQUIRE(wait_for([&] { return !runner.status().modelnew_spares.empty() && runner.status().modelnew_spares[0].python_started; }, 20));
+    const long spare_pid = runner.status().modelnew_spares[0].pid;
+    const auto second = runner.evaluate(request, {});  // its Python ready, its preparation not yet
+    CHECK(pid_of(second) == spare_pid);
+    CHECK(second.at("worker").at("python_prestart_wait_ms") == 0.0);
+    CHECK(second.at("worker").at("gpu_prepare_wait_ms").get<double>() > 500);
+    CHECK(runner.status().modelnew_spares.size() == 2);
+  }
   SECTION("skipped (no GPU, say): the spare serves the next request all the same") {
     const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
     sandbox::GpuRunner runner(7, spare("skipping-spare", R"({"gpu_prepared":{"skipped":"no GPU"}})"));
@@ -338,7 +357,7 @@ done)");
     const long spare_pid = runner.status().modelnew_spares[0].pid;
     const auto second = runner.evaluate(request, {});
     CHECK(pid_of(second) != spare_pid);
-    CHECK_FALSE(second["worker"].contains("gpu_prepare_wait_ms"));  // a fresh process was asked nothing
+    CHECK_FALSE(second.value("worker", nlohmann::json::object()).contains("gpu_prepare_wait_ms"));  // a fresh process was asked nothing
     CHECK(::kill(static_cast<pid_t>(spare_pid), 0) == -1);
   }
   SECTION("without KBENCH_SPARES_PREPARE_GPU=1: no spare is asked") {
