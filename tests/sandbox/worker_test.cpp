@@ -283,11 +283,13 @@ done)");
 TEST_CASE("with KBENCH_SPARES_PREPARE_GPU=1, ModelNew spares prepare their GPU for the request they start beside; a "
           "failed one is never used",
           "[sandbox][modelnew]") {
-  // Each spare logs the preparation it was asked for; each record says which process wrote it.
+  // Each spare logs the preparation it was asked for, and answers it after `delay` seconds; each
+  // record says which process wrote it.
   const auto asked = std::filesystem::temp_directory_path() / "kbench-prepare-log";
   std::filesystem::remove(asked);
-  const auto spare = [&](const std::string& name, const std::string& answer) {
-    return testing::fake_worker(name, "prepare_log=" + asked.string() + "\nprepare_reply='" + answer + "'\n" + R"(while next_request; do
+  const auto spare = [&](const std::string& name, const std::string& answer, const std::string& delay = "") {
+    return testing::fake_worker(name, "prepare_log=" + asked.string() + "\nprepare_reply='" + answer + "'\nprepare_delay=" +
+                                          delay + "\n" + R"(while next_request; do
   case "$line" in
     *start_python*) printf '%s\n' '{"python_started":{}}' >&3 ;;
     *) reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$\"}}" ;;
@@ -322,14 +324,7 @@ done)");
   }
   SECTION("still preparing: the request waits for it, and the pool grows by one, as for a Python still starting") {
     const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
-    const auto slow = testing::fake_worker("slow-prepare", "prepare_delay=3\nprepare_reply='{\"gpu_prepared\":{\"cuda_context\":1}}'\n" +
-                                                               std::string(R"(while next_request; do
-  case "$line" in
-    *start_python*) printf '%s\n' '{"python_started":{}}' >&3 ;;
-    *) reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$\"}}" ;;
-  esac
-done)"));
-    sandbox::GpuRunner runner(7, slow);
+    sandbox::GpuRunner runner(7, spare("slow-prepare", R"({"gpu_prepared":{"cuda_context":1}})", "3"));
     runner.evaluate(request, {});  // a fresh process; its spare starts and is asked to prepare
     REQUIRE(wait_for([&] { return !runner.status().modelnew_spares.empty() && runner.status().modelnew_spares[0].python_started; }, 20));
     const long spare_pid = runner.status().modelnew_spares[0].pid;
