@@ -20,8 +20,9 @@
 #     route of BENCH_ROUTES (the fast route's headers ready), on BENCH_CORES cores (default all):
 #     wall and CPU seconds.
 #  4. A lone cold file (L1#19's ReLU), BENCH_ATTEMPTS times (default 2), each attempt: PyTorch's load_inline (the
-#     file run by python3, a fresh TORCH_EXTENSIONS_DIR), then kbench batch --build-only and kbench eval (on a
-#     GPU), each with every kbench build cache empty (headers to make too); wall and CPU seconds, on all cores.
+#     file run by python3, a fresh TORCH_EXTENSIONS_DIR), then kbench batch --build-only, kbench eval and one
+#     request to a kbench serve just started (eval and serve on a GPU), each with every kbench build cache
+#     empty (headers to make too); wall and CPU seconds (serve: the request's wall), on all cores.
 #  BENCH_SECTIONS (default "1 2 3 4") names the sections to run; 2 and 3 make the precompiled header
 #  they need if section 1 did not.
 #   scripts/bench/build-bench.sh [build-dir (build-gpu)] [log-dir]
@@ -275,26 +276,29 @@ LONE=$(relu_alone "$LOGS/lone")
 TIMEFORMAT="%R %U %S"
 report() { read -r wall user sys <"$2"; python3 -c 'import sys; print(f"  {sys.argv[1]}: wall {float(sys.argv[2]):.1f} s, CPU {float(sys.argv[3]) + float(sys.argv[4]):.1f} s")' "$1" "$wall" "$user" "$sys"; }
 python3 scripts/tools/export_problems.py --only 1:19 >"$LOGS/lone-export.log" 2>&1  # into this cache, for eval
+clear_build_caches() { rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"; }
 # Each attempt runs all three, one after the other, so that a run cut short still compares them.
 for attempt in $(seq "${BENCH_ATTEMPTS:-2}"); do
   rm -rf "$LOGS/torch-extensions"
   { time TORCH_EXTENSIONS_DIR=$LOGS/torch-extensions python3 -c \
       "import runpy; runpy.run_path('tests/fixtures/modelnew/l1_19_relu.py')" >"$LOGS/lone-torch.log" 2>&1; } 2>"$LOGS/lone.time"
   report "PyTorch's load_inline (python3 runs the file), attempt $attempt" "$LOGS/lone.time"
-  rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"
+  clear_build_caches
   { time $KB --json batch "$LONE" --build-only >"$LOGS/lone-kbench.json" 2>&1; } 2>"$LOGS/lone.time"
   report "kbench batch --build-only, attempt $attempt" "$LOGS/lone.time"
   python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["builds"][0]["extensions"][0]
 print("    the build:", {k: e.get(k) for k in ("seconds", "cpu_seconds", "headers", "pch")}, {s: v["wall_s"] for s, v in e.get("steps", {}).items()})' \
     "$LOGS/lone-kbench.json"
   # The same through kbench eval: the build, then the checks and timing (on a GPU).
-  rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"
+  clear_build_caches
   { time $KB --json eval "$LONE/level_1_problem_19_sample_0_kernel.py" --level 1 --problem 19 >"$LOGS/lone-eval.json" 2>&1; } \
     2>"$LOGS/lone.time"
   report "kbench eval (build, checks, timing), attempt $attempt" "$LOGS/lone.time"
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); e = r["compile"]["extensions"][0]
 print("    verdict", r.get("verdict"), "- the build:", {k: e.get(k) for k in ("seconds", "cpu_seconds", "headers", "pch")})' \
     "$LOGS/lone-eval.json" 2>&1 | tail -1
+  clear_build_caches
+  python3 scripts/bench/serve_bench.py "$BUILD" "$LOGS" modelnew-cold 2>&1 | grep -v '^ *(\|^== '
 done
 fi
 echo "logs: $LOGS"

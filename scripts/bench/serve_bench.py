@@ -23,6 +23,9 @@ Prints figures beside the issue's goals; asserts nothing.
               sequential ones each, the extension built and the Triton kernel compiled by the first:
               the first's wall, the p50 of each and their differences to the .cu (goals: the ModelNew
               within 0.5 s, the Triton file within 0.3 s)
+  modelnew-cold  one request of L1#19's ReLU ModelNew to a server that has just started, on whatever build
+              caches KBENCH_CACHE holds (build-bench.sh section 4 empties them first): its wall, and the
+              build's own figures from the record
 
 Usage: serve_bench.py BUILD_DIR OUT_DIR PART...
 """
@@ -660,6 +663,19 @@ def modelnew_warm(kbench, out_dir, requests=10):
     print(f"  worker processes started {sum(w['workers_started'] for w in drained.get('workers', []))}")
 
 
+def modelnew_cold(kbench, out_dir):
+    export(["1:19"])
+    server = Server(kbench, out_dir, "modelnew-cold", "--gpus", "0")
+    t0 = time.perf_counter()
+    _, status, record = post(server.url, submission(ROOT / "tests/fixtures/modelnew/l1_19_relu.py", 1, 19))
+    wall = time.perf_counter() - t0
+    record = record or {}
+    builds = record.get("compile", {}).get("extensions", [])
+    build = {k: builds[0].get(k) for k in ("seconds", "cpu_seconds", "headers", "pch", "from_cache")} if builds else {}
+    print(f"  kbench serve, one request: wall {wall:.1f} s, verdict {record.get('verdict', status)} - the build: {build}")
+    server.stop()
+
+
 def main():
     build, out_dir, parts = sys.argv[1], sys.argv[2], sys.argv[3:] or ["latency", "throughput", "load"]
     pathlib.Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -668,7 +684,8 @@ def main():
         t0 = time.monotonic()
         print(f"== {part}")
         {"latency": latency, "throughput": throughput, "load": load_test, "scaling": scaling, "hostile": hostile,
-         "killed": killed, "modelnew-warm": modelnew_warm}[part](kbench, out_dir)
+         "killed": killed, "modelnew-warm": modelnew_warm,
+         "modelnew-cold": modelnew_cold}[part](kbench, out_dir)
         print(f"   ({time.monotonic() - t0:.0f} s)")
         sys.stdout.flush()
 
