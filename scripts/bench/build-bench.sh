@@ -277,7 +277,7 @@ TIMEFORMAT="%R %U %S"
 report() { read -r wall user sys <"$2"; python3 -c 'import sys; print(f"  {sys.argv[1]}: wall {float(sys.argv[2]):.1f} s, CPU {float(sys.argv[3]) + float(sys.argv[4]):.1f} s")' "$1" "$wall" "$user" "$sys"; }
 python3 scripts/tools/export_problems.py --only 1:19 >"$LOGS/lone-export.log" 2>&1  # into this cache, for eval
 clear_build_caches() { rm -rf "$KBENCH_CACHE/extensions" "$KBENCH_CACHE/extension-pch" "$KBENCH_CACHE/extension-headers" "$KBENCH_CACHE/prebuild"; }
-# Each attempt runs all three, one after the other, so that a run cut short still compares them.
+# Each attempt runs all four, one after the other, so that a run cut short still compares them.
 for attempt in $(seq "${BENCH_ATTEMPTS:-2}"); do
   rm -rf "$LOGS/torch-extensions"
   { time TORCH_EXTENSIONS_DIR=$LOGS/torch-extensions python3 -c \
