@@ -204,7 +204,7 @@ void add_batch(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->type_name("FILE")->default_str("<dir>/kbench-results.jsonl");
   cmd->add_option("--gpus", o.gpus, "the GPUs' ordinals")->delimiter(',')->type_name("N,N")->default_str("all visible");
   cmd->add_option("--shard", c->shard, "evaluate only shard i of n (0-based), e.g. a Slurm array task")->type_name("i/n");
-  cmd->add_option("--compile-threads", o.compile_threads, "NVRTC and extension build threads")
+  cmd->add_option("--compile-threads", o.compile_threads, "cores for compiling ahead: N NVRTC compiles at once, up to 2N ModelNew build passes sharing them")
       ->type_name("N")->default_str("all cores");
   cmd->add_flag("--build-only", o.build_only,
                 "compile every submission (NVRTC, ModelNew extensions) into the caches and stop: no GPU needed");

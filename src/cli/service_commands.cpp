@@ -74,7 +74,7 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
       ->check(CLI::Range(1, 4096))->type_name("N")->capture_default_str();
   cmd->add_option("--max-source-kib", *max_source_kib, "the largest source accepted, in KiB; larger get 413")
       ->check(CLI::Range(1, 65536))->type_name("N")->capture_default_str();
-  cmd->add_option("--compile-threads", o->service.compile_threads, "NVRTC threads")->type_name("N")->default_str("all cores");
+  cmd->add_option("--compile-threads", o->service.compile_threads, "cores for compiling ahead: N NVRTC compiles at once, up to 2N ModelNew build passes sharing them")->type_name("N")->default_str("all cores");
   cmd->add_option("--max-connections", o->connections.max_connections, "connections open at once; more get 503")
       ->check(CLI::Range(1, 65536))->type_name("N")->capture_default_str();
   cmd->add_option("--max-connections-per-client", o->connections.max_per_client,

@@ -295,7 +295,7 @@ BatchSummary run_batch(const BatchOptions& options) {
   const auto compile_start = Clock::now();
   CompileAhead compile_ahead(o.compile_threads);
   compile_ahead_of_gpus(plan.jobs, o, catalog, compile_ahead);
-  summary.compile_threads = compile_ahead.threads();
+  summary.compile_threads = compile_ahead.cores();
   if (o.build_only) {  // the caches are filled for a later run; nothing is evaluated
     for (const auto& job : plan.jobs)
       if (const auto& builds = job.compiled.get(); !builds.is_null())

@@ -32,7 +32,9 @@ struct PrepareOptions {
 
 class CompileAhead {
  public:
-  explicit CompileAhead(int threads = 0);  // 0: one per core
+  // On `cores` cores (0: all): that many NVRTC compiles at once, and up to twice as many ModelNew
+  // build passes, which share them (see compile_ahead.cpp).
+  explicit CompileAhead(int cores = 0);
   ~CompileAhead();                         // compiles what was handed in, then stops
   CompileAhead(const CompileAhead&) = delete;
   CompileAhead& operator=(const CompileAhead&) = delete;
@@ -44,7 +46,7 @@ class CompileAhead {
   std::shared_future<nlohmann::json> submit(const std::filesystem::path& submission, const PrepareOptions& options,
                                             std::function<void()> done = {});
 
-  int threads() const { return static_cast<int>(threads_.size()); }
+  int cores() const { return cores_; }
 
  private:
   struct Task {
@@ -58,7 +60,9 @@ class CompileAhead {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Task> tasks_;
-  int busy_ = 0;  // tasks being compiled
+  int cores_;
+  int busy_ = 0;        // tasks being compiled
+  int nvrtc_busy_ = 0;  // of them, NVRTC compiles
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

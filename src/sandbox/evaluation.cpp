@@ -966,6 +966,9 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
       cudaSetDevice(req.device);
       if (const auto error = cudaFree(nullptr); error != cudaSuccess)
         throw std::runtime_error(std::string("CUDA did not start: ") + cudaGetErrorString(error));
+    });
+    // The driver's and torch.cuda's state read, no GPU work: beside timed calls.
+    timed(phases["torch_cuda"], [&] {
       compile::start_python(/*with_cuda=*/true);  // torch.cuda's set-up
       watch_modelnew_process(context, req.device);
     });

@@ -160,8 +160,9 @@ nlohmann::json start_python_ahead(EvalContext& context);
 // the runner's worker holds the GPU's memory): the CUDA context, torch.cuda's set-up and the
 // process-state snapshot; where twice the problem's measured peak and 4 GiB are free beside that
 // evaluation, the reference's weights on the GPU and the ops it calls added to the snapshot;
-// Triton's first use of the GPU where the expected request's file imports Triton. Each part holds
-// the GPU's quiet lock (sandbox/gpu_lock.h), so none runs beside timed calls; nothing is held for
+// Triton's first use of the GPU where the expected request's file imports Triton. Each part that
+// uses the GPU holds its quiet lock (sandbox/gpu_lock.h), so none runs beside timed calls (torch.cuda's
+// set-up and the snapshot, which only read state, run beside them); nothing is held for
 // poisoning (the request does that), and what the reference's runs allocated is given back. A
 // request for another problem loads its own reference and adds its ops. Returns the milliseconds
 // of each part, {"skipped": why} (no GPU, no Python started ahead), or {"error": ...}, after which

@@ -11,6 +11,7 @@
 #include "compile/file_lock.h"
 #include "compile/modelnew.h"
 #include "launch/cuda_driver.h"
+#include "log/elapsed.h"
 #include "sandbox/gpu_lock.h"
 #include "sandbox/ncu_pass.h"
 
@@ -82,7 +83,8 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
   if (!modelnew_spares_.empty()) {
     taken = std::move(modelnew_spares_.front());
     modelnew_spares_.pop_front();
-    if (!taken->ready_for_request()) modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
+    // Grown to its largest at once: grown by one, it left the next requests waiting in turn.
+    if (!taken->ready_for_request()) modelnew_spares_wanted_ = kMaxModelNewSpares;
   }
   while (modelnew_spares_.size() < modelnew_spares_wanted_) {
     modelnew_spares_.push_back(std::make_unique<Worker>(worker_exe_));
@@ -143,20 +145,27 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
   }
   nlohmann::json record;
   std::unique_ptr<Worker> modelnew;  // this request's process, when it is a ModelNew: ended after it
+  // The runner's own part of the request's wall, beside the worker's phases_ms.total.
+  nlohmann::json runner_ms = {{"take_worker", 0}, {"evaluate", 0}};
   {
     std::unique_lock<std::mutex> lock(mutex_);
     status_.busy = true;
     lock.unlock();
     try {
-      start_workers();
-      modelnew = take_modelnew_spare(request, budgets);
-      auto& worker = modelnew ? *modelnew : *worker_;
+      Worker* worker = nullptr;
+      {
+        const log::PhaseTimer timer(runner_ms["take_worker"]);
+        start_workers();
+        modelnew = take_modelnew_spare(request, budgets);
+        worker = modelnew ? modelnew.get() : worker_.get();
+      }
       const auto gpu = hold_gpu_lock();
       if (modelnew) request.ending_process = ending_pid_;
       else join_ending();
-      record = worker.evaluate(request, budgets);
+      record = log::timed(runner_ms["evaluate"], [&] { return worker->evaluate(request, budgets); });
+      if (const auto phases = record.find("phases_ms"); phases != record.end() && phases->is_object()) (*phases)["runner"] = runner_ms;
       if (request.ncu) {
-        worker.finish(10);  // the worker under ncu needs the GPU memory this one holds
+        worker->finish(10);  // the worker under ncu needs the GPU memory this one holds
         add_ncu_figures(record, request, budgets, worker_exe_);
       }
       if (modelnew) end_in_background(std::move(modelnew), gpu);
