@@ -31,6 +31,7 @@
 #include "sandbox/baseline_timing.h"
 #include "sandbox/eval_options.h"
 #include "sandbox/gpu_lock.h"
+#include "timing/clocks.h"
 #include "timing/speedup_audit.h"
 
 #ifdef KBENCH_WITH_CUDA
@@ -928,6 +929,7 @@ nlohmann::json start_python_ahead(EvalContext& context) {
         !refusal.empty())
       phases["triton_refusal"] = refusal;
     context.dispatcher_ahead = timed(phases["dispatcher_snapshot"], [] { return check::capture_dispatcher(); });
+    timed(phases["nvml"], [] { timing::open_nvml(); });  // else the timing stage's clock watch opens it
   } catch (const std::exception& e) {
     phases = {{"error", e.what()}};
   }

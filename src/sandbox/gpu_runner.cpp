@@ -83,8 +83,7 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
   if (!modelnew_spares_.empty()) {
     taken = std::move(modelnew_spares_.front());
     modelnew_spares_.pop_front();
-    // Grown to its largest at once: grown by one, it left the next requests waiting in turn.
-    if (!taken->ready_for_request()) modelnew_spares_wanted_ = kMaxModelNewSpares;
+    if (!taken->ready_for_request()) modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
   }
   while (modelnew_spares_.size() < modelnew_spares_wanted_) {
     modelnew_spares_.push_back(std::make_unique<Worker>(worker_exe_));

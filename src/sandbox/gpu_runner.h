@@ -10,8 +10,8 @@
 // `.cu` runs only in processes where Python never started. A spare starts its Python (and takes the
 // dispatcher's snapshot) ahead, touching no GPU (sandbox/evaluation.h: start_python_ahead); a new one
 // starts as soon as one is taken. That start takes longer than a warm evaluation, so a request that
-// finds its spare still starting grows the pool to kMaxModelNewSpares: back-to-back ModelNews then
-// each find one ready. The first ModelNew makes the first spare and runs in a fresh
+// finds its spare still starting adds one to the pool, up to kMaxModelNewSpares: back-to-back
+// ModelNews then each find one ready. The first ModelNew makes the first spare and runs in a fresh
 // process, as does one whose spares did not live. While a ModelNew runs, the worker has given back
 // the GPU memory it holds, which the ModelNew's checks need.
 //
@@ -20,7 +20,7 @@
 // its CUDA context, the reference, the rest of the snapshot, Triton's first GPU use for a Triton
 // file), each part under the GPU's quiet lock (sandbox/gpu_lock.h), which timed calls hold, so that
 // none of it runs beside them. A request takes a spare once that is done, and one that finds its
-// spare still preparing grows the pool as well; a spare prepares only while the worker holds
+// spare still preparing adds one to the pool as well; a spare prepares only while the worker holds
 // no GPU memory, and the worker takes it again only once no spare prepares (the runner's spares
 // lock, sandbox/gpu_lock.h).
 //
@@ -87,10 +87,6 @@ class GpuRunner {
   };
   Status status() const;  // thread-safe
 
-  // The ModelNew spares' pool at its largest: enough for a warm ModelNew every second on the H200
-  // (a spare's start: about 2.1 s).
-  static constexpr size_t kMaxModelNewSpares = 3;
-
  private:
   // For a ModelNew: the worker that evaluates it, the oldest living ModelNew spare (see the header
   // comment), with the next spare starting in its place. Null for a `.cu`, and without spares, which
@@ -100,6 +96,8 @@ class GpuRunner {
   // GPU meanwhile (spares_off_gpu_). Before a ModelNew: the worker gives that memory back.
   void worker_takes_gpu_memory();
   void worker_gives_back_gpu_memory(const Budgets& budgets);
+  // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.1 s).
+  static constexpr size_t kMaxModelNewSpares = 3;
   // The GPU's lock (sandbox/gpu_lock.h), shared by an evaluation and the end of its ModelNew process:
   // the one still held when the next evaluation starts, else taken anew.
   std::shared_ptr<compile::FileLock> hold_gpu_lock();

@@ -84,6 +84,8 @@ NvmlDevice nvml_device(int cuda_device, std::string& why) {
 
 }  // namespace
 
+void open_nvml() { (void)nvml(); }
+
 unsigned unthrottled_sm_mhz(int cuda_device) {
   std::string why;
   const NvmlDevice device = nvml_device(cuda_device, why);

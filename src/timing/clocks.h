@@ -23,6 +23,10 @@ struct ClockReport {
 // not available.
 unsigned unthrottled_sm_mhz(int cuda_device);
 
+// Opens NVML now (its start enumerates the devices), so that no measurement's time includes it: a
+// process started ahead of its request (a ModelNew spare) calls it then, touching no GPU.
+void open_nvml();
+
 // Samples one CUDA device's SM clock and its clock-event reasons on demand. NVML is opened once
 // per process; a watch only looks up its device.
 class ClockWatch {

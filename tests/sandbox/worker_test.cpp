@@ -1,6 +1,5 @@
 // The parent's side of isolation, with stand-in worker programs that misbehave on purpose: the real
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
-#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -215,7 +214,7 @@ TEST_CASE("a runner evaluates each ModelNew in a spare whose Python started ahea
   CHECK(runner.status().pid == worker_pid);
 }
 
-TEST_CASE("a ModelNew that finds its spare still starting grows the pool to its largest (a ready one adds none)",
+TEST_CASE("a ModelNew that finds its spare still starting adds a spare to the pool (a ready one adds none)",
           "[sandbox][modelnew]") {
   // A stand-in worker whose Python takes 3 s to start: far longer than its evaluations.
   const auto slow_start = testing::fake_worker("slow-python", R"(while next_request; do
@@ -235,16 +234,16 @@ done)");
   const auto waited = runner.evaluate(request, {});  // at once: that spare is still starting
   CHECK(waited["worker"]["python_prestart_wait_ms"].get<double>() > 1000);
   const auto spares = runner.status().modelnew_spares;
-  REQUIRE(spares.size() == sandbox::GpuRunner::kMaxModelNewSpares);
+  REQUIRE(spares.size() == 2);
   REQUIRE(wait_for([&] {
     const auto s = runner.status().modelnew_spares;
-    return std::all_of(s.begin(), s.end(), [](const auto& spare) { return spare.python_started; });
+    return s.size() == 2 && s[0].python_started && s[1].python_started;
   }, 20));
 
   const auto ready = runner.evaluate(request, {});
   CHECK(ready["worker"]["python_prestart_wait_ms"] == 0.0);
   const auto after = runner.status().modelnew_spares;
-  REQUIRE(after.size() == sandbox::GpuRunner::kMaxModelNewSpares);  // the one taken replaced, no more
+  REQUIRE(after.size() == 2);  // the one taken replaced, no more
   CHECK(after[0].pid == spares[1].pid);  // the oldest is taken first
 }
 
@@ -323,7 +322,7 @@ done)");
     CHECK(second["worker"].contains("gpu_prepare_wait_ms"));
     CHECK(pid_of(first) != spare_pid);
   }
-  SECTION("still preparing: the request waits for it, and the pool grows, as for a Python still starting") {
+  SECTION("still preparing: the request waits for it, and the pool grows by one, as for a Python still starting") {
     const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
     sandbox::GpuRunner runner(7, spare("slow-prepare", R"({"gpu_prepared":{"cuda_context":1}})", "3"));
     runner.evaluate(request, {});  // a fresh process; its spare starts and is asked to prepare
@@ -333,7 +332,7 @@ done)");
     CHECK(pid_of(second) == spare_pid);
     CHECK(second.at("worker").at("python_prestart_wait_ms") == 0.0);
     CHECK(second.at("worker").at("gpu_prepare_wait_ms").get<double>() > 500);
-    CHECK(runner.status().modelnew_spares.size() == sandbox::GpuRunner::kMaxModelNewSpares);
+    CHECK(runner.status().modelnew_spares.size() == 2);
   }
   SECTION("skipped (no GPU, say): the spare serves the next request all the same") {
     const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
