@@ -7,6 +7,7 @@
 #include "cli/command_support.h"
 #include "cli/option_flags.h"
 #include "compile/build_forks.h"
+#include "compile/build_pass_forks.h"
 #include "compile/child_process.h"
 #include "compile/extension_build.h"
 #include "compile/modelnew.h"
@@ -102,6 +103,30 @@ void add_serve(CLI::App& app, GlobalOptions& g, int& exit_code) {
   _exit(code);
 }
 
+// A ModelNew file's build pass (sandbox/compile_ahead.h), its `arguments` the file, its problem's
+// source, the architecture and where the builds' records go (JSON): the file imported, its
+// extensions built, their records written. Python has started, and no submission code has run.
+int run_build_pass(const std::vector<std::string>& arguments) {
+  compile::ModelNewOptions options;
+  options.problem_source = arguments.at(1);
+  options.arch = arguments.at(2);
+  options.cache_dir = problems::cache_dir();
+  options.extension_build = compile::requested_build_route();
+  try {
+    // Python started before the file runs, so that its builds fork from a copy made now (where
+    // none can be made, they start fresh processes: their records say which)
+    compile::start_python(/*with_cuda=*/false);
+    compile::start_build_forks();
+  } catch (const std::exception&) {
+    // prebuild_modelnew meets the same failure and leaves it to the evaluation
+  }
+  nlohmann::json builds = nlohmann::json::array();
+  for (const auto& b : compile::prebuild_modelnew(arguments.at(0), options)) builds.push_back(b.to_json());
+  compile::stop_build_forks();
+  std::ofstream(arguments.at(3)) << builds.dump() << "\n";
+  return 0;
+}
+
 void add_workers(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("__worker", "");
   cmd->group("");  // hidden: the sandbox starts it
@@ -112,31 +137,22 @@ void add_workers(CLI::App& app, int& exit_code) {
   build->callback([] { exit_without_teardown(compile::run_extension_build(std::cin)); });
 
   auto* prebuild = app.add_subcommand("__prebuild-modelnew", "");
-  prebuild->group("");  // hidden: the build pass of kbench batch starts it
-  auto file = std::make_shared<std::string>(), problem = std::make_shared<std::string>();
-  auto report = std::make_shared<std::string>();
-  auto options = std::make_shared<compile::ModelNewOptions>();
-  prebuild->add_option("file", *file)->required();
-  prebuild->add_option("problem_source", *problem)->required();
-  prebuild->add_option("arch", options->arch)->required();
-  prebuild->add_option("report", *report)->required();  // where the builds' records are written (JSON)
-  prebuild->callback([file, problem, report, options] {
-    options->problem_source = *problem;
-    options->cache_dir = problems::cache_dir();
-    options->extension_build = compile::requested_build_route();
+  prebuild->group("");  // hidden: the build pass of kbench batch and serve starts it
+  auto arguments = std::make_shared<std::vector<std::string>>();
+  prebuild->add_option("arguments", *arguments)->expected(4)->required();  // file, problem source, arch, report
+  prebuild->callback([arguments] { exit_without_teardown(run_build_pass(*arguments)); });
+
+  auto* passes = app.add_subcommand("__build-pass-server", "");
+  passes->group("");  // hidden: the build passes fork from it (compile/build_pass_forks.h)
+  passes->callback([] {
     try {
-      // Python started before the file runs, so that its builds fork from a copy made now (where
-      // none can be made, they start fresh processes: their records say which)
       compile::start_python(/*with_cuda=*/false);
-      compile::start_build_forks();
     } catch (const std::exception&) {
-      // prebuild_modelnew meets the same failure and leaves it to the evaluation
+      exit_without_teardown(1);  // its parent starts fresh processes instead
     }
-    nlohmann::json builds = nlohmann::json::array();
-    for (const auto& b : compile::prebuild_modelnew(*file, *options)) builds.push_back(b.to_json());
-    compile::stop_build_forks();
-    std::ofstream(*report) << builds.dump() << "\n";
-    exit_without_teardown(0);
+    exit_without_teardown(compile::serve_build_passes(3, [](const std::vector<std::string>& a) {
+      return a.size() == 5 && a[0] == "__prebuild-modelnew" ? run_build_pass({a.begin() + 1, a.end()}) : 2;
+    }));
   });
 }
 

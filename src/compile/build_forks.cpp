@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <Python.h>
 #include <nlohmann/json.hpp>
 
 #include "compile/extension_build.h"
+#include "compile/python_runtime.h"
 
 namespace kbench::compile {
 namespace {
@@ -40,18 +40,6 @@ Copy& the_copy() {
 std::string& refusal() {
   static std::string why = "no copy was made in this process";
   return why;
-}
-
-// fork() with Python's own bookkeeping around it (the GIL, its at-fork hooks); the caller holds the GIL.
-pid_t fork_with_python() {
-  PyOS_BeforeFork();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    PyOS_AfterFork_Child();
-  } else {
-    PyOS_AfterFork_Parent();
-  }
-  return pid;
 }
 
 // One build in a fork of the copy: the environment replaced, output to a file, then the work of
@@ -80,7 +68,7 @@ pid_t fork_with_python() {
   while (::getline(&line, &capacity, requests) > 0) {
     nlohmann::json reply;
     const auto message = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    const pid_t pid = message.is_discarded() ? -1 : fork_with_python();
+    const pid_t pid = message.is_discarded() ? -1 : python::fork();
     if (pid == 0) {
       std::fclose(requests);
       std::fclose(replies);
@@ -109,7 +97,7 @@ std::string start_copy() {
     return std::string("pipe2: ") + std::strerror(errno);
   }
   std::fflush(nullptr);  // nothing buffered is written twice
-  const pid_t pid = fork_with_python();
+  const pid_t pid = python::fork();
   if (pid == 0) {
     ::close(down[1]), ::close(up[0]);
     serve_builds(::fdopen(down[0], "r"), ::fdopen(up[1], "w"));

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <stdexcept>
@@ -203,6 +204,34 @@ std::string other_threads() {
   if (started <= 0) return "";
   return std::string(kRefusedTag) + "a submission may not start threads (" + std::to_string(started) +
          " Python thread(s) started)";
+}
+
+pid_t fork() {
+  PyOS_BeforeFork();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    PyOS_AfterFork_Child();
+  } else {
+    PyOS_AfterFork_Parent();
+  }
+  return pid;
+}
+
+void replace_environment(const std::vector<std::string>& entries) {
+  // os.environ.clear() unsets what Python's copy holds, and setting an entry through os.environ
+  // puts it in the C environment as well.
+  ::clearenv();
+  auto environ = py::module_::import("os").attr("environ");
+  environ.attr("clear")();
+  for (const auto& entry : entries) {
+    const auto equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0) continue;
+    try {
+      environ[py::str(entry.substr(0, equals))] = py::str(entry.substr(equals + 1));
+    } catch (const py::error_already_set&) {  // not UTF-8: in the C environment alone, as it came
+      ::putenv(::strdup(entry.c_str()));
+    }
+  }
 }
 
 const std::vector<std::string>& environment_at_start() {

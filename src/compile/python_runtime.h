@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <pybind11/pybind11.h>
+#include <sys/types.h>
 
 namespace kbench::compile::python {
 
@@ -55,6 +56,14 @@ std::string other_threads();
 // The process environment as it was when the interpreter started, before any submission code could
 // change it: what child processes (extension builds) get.
 const std::vector<std::string>& environment_at_start();
+
+// fork() with Python's own bookkeeping around it (its at-fork hooks, the import lock); call with
+// Python started, on the thread that holds the GIL.
+pid_t fork();
+
+// This process's environment replaced by `entries` ("NAME=value"), os.environ with it: for a fork of
+// a process whose Python started under another environment (compile/build_pass_forks.h).
+void replace_environment(const std::vector<std::string>& entries);
 
 // The Python whose installation kbench uses ($KBENCH_PYTHON, else the one found at build time).
 std::string executable();

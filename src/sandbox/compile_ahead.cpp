@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "compile/build_pass_forks.h"
 #include "compile/child_process.h"
 #include "compile/compile_cache.h"
 #include "compile/extension_build.h"
@@ -19,35 +20,44 @@
 namespace kbench::sandbox {
 namespace {
 
-// A ModelNew's build pass: a child process imports it and constructs ModelNew on the CPU, so that
-// its extensions are in the cache before a GPU needs them; no GPU. `jobs` compilers at once (its
-// MAX_JOBS, unless the user's environment sets one). Returns the records of the builds it asked for.
-nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare, int jobs) {
-  compile::ChildOptions options;
+// A ModelNew build pass's environment: this process's, with no GPU visible, and `jobs` compilers at
+// once (its MAX_JOBS, unless the user's environment sets one; none for jobs 0).
+std::vector<std::string> build_pass_environment(int jobs) {
+  std::vector<std::string> environment;
   bool jobs_given = false;
   for (const auto& e : compile::current_environment()) {
     if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) continue;
     jobs_given = jobs_given || e.rfind("MAX_JOBS=", 0) == 0;
-    options.environment.push_back(e);
+    environment.push_back(e);
   }
-  options.environment.push_back("CUDA_VISIBLE_DEVICES=");
-  if (!jobs_given) options.environment.push_back("MAX_JOBS=" + std::to_string(jobs));
+  environment.push_back("CUDA_VISIBLE_DEVICES=");
+  if (!jobs_given && jobs > 0) environment.push_back("MAX_JOBS=" + std::to_string(jobs));
+  return environment;
+}
+
+// A ModelNew's build pass: a child process imports it and constructs ModelNew on the CPU, so that
+// its extensions are in the cache before a GPU needs them; no GPU. A fork of `forks` where it has
+// one, else a fresh process. Returns the records of the builds it asked for.
+nlohmann::json prebuild_modelnew(const std::filesystem::path& file, const PrepareOptions& prepare, int jobs,
+                                 compile::BuildPassForks* forks) {
+  compile::ChildOptions options;
+  options.environment = build_pass_environment(jobs);
   options.timeout_s = prepare.build_timeout_s;
   options.own_process_group = true;
   static std::atomic<int> passes{0};
   const auto report = std::filesystem::temp_directory_path() /
                       ("kbench-prebuild-" + std::to_string(::getpid()) + "-" + std::to_string(passes++) + ".json");
-  const auto child = compile::run_child(
-      prepare.worker_exe,
-      {"__prebuild-modelnew", file.string(), prepare.problem_source.string(), prepare.compile.arch, report.string()},
-      options);
+  const std::vector<std::string> arguments = {"__prebuild-modelnew", file.string(), prepare.problem_source.string(),
+                                              prepare.compile.arch, report.string()};
+  auto child = forks ? forks->run(arguments, options.environment, options.timeout_s) : std::nullopt;
+  if (!child) child = compile::run_child(prepare.worker_exe, arguments, options);
   std::ifstream in(report);
   auto builds = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   std::remove(report.c_str());
   if (!builds.is_discarded()) return builds;
-  return {{"error", child.timed_out ? "the build pass ran out of time (--build-budget)"
-                                    : "the build pass ended without a report (wait status " +
-                                          std::to_string(child.status) + ")"}};
+  return {{"error", child->timed_out ? "the build pass ran out of time (--build-budget)"
+                                     : "the build pass ended without a report (wait status " +
+                                           std::to_string(child->status) + ")"}};
 }
 
 // What a ModelNew file's build pass asked for, kept under <cache>/prebuild/<key>.json: the same file
@@ -146,6 +156,15 @@ std::shared_future<nlohmann::json> CompileAhead::submit(const std::filesystem::p
   return future;
 }
 
+compile::BuildPassForks* CompileAhead::build_pass_forks(const std::string& worker_exe) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!forks_) {
+    forks_exe_ = worker_exe;
+    forks_ = std::make_unique<compile::BuildPassForks>(worker_exe, build_pass_environment(0));
+  }
+  return forks_exe_ == worker_exe ? forks_.get() : nullptr;
+}
+
 void CompileAhead::run() {
   // Below the workers: NVRTC runs while GPUs time candidates, and a timed call's launches must not
   // wait for a core.
@@ -185,7 +204,7 @@ void CompileAhead::run() {
           if (auto remembered = builds_from_memo(memo)) {
             builds = std::move(*remembered);
           } else {
-            builds = prebuild_modelnew(task.submission, task.options, jobs);
+            builds = prebuild_modelnew(task.submission, task.options, jobs, build_pass_forks(task.options.worker_exe));
             remember_prebuild(memo, builds);
           }
         }

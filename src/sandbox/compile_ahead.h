@@ -1,7 +1,8 @@
 // Compiling ahead of the GPUs, on a pool of threads: a submission handed in is compiled into the
 // caches where the worker that evaluates it finds the result (a batch hands in every file up front;
 // serve each request as it arrives): NVRTC for kbench's format, the extension builds of a ModelNew
-// file (in a child process, `kbench __prebuild-modelnew`, without a GPU). A file that does not
+// file (in a child process without a GPU: a fork of one that started Python once for all files,
+// compile/build_pass_forks.h, else a fresh `kbench __prebuild-modelnew`). A file that does not
 // split, compile or build is left to its worker, which reports the verdict. Its threads run at a
 // lower priority than the workers.
 #pragma once
@@ -10,6 +11,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -17,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compile/build_pass_forks.h"
 #include "compile/nvrtc_compiler.h"
 
 namespace kbench::sandbox {
@@ -56,6 +59,9 @@ class CompileAhead {
     std::promise<nlohmann::json> compiled;
   };
   void run();
+  // The server that the build passes fork from, made at the first that needs it; null for a
+  // worker executable other than the one it was made with.
+  compile::BuildPassForks* build_pass_forks(const std::string& worker_exe);
 
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -64,7 +70,9 @@ class CompileAhead {
   int busy_ = 0;        // tasks being compiled
   int nvrtc_busy_ = 0;  // of them, NVRTC compiles
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  std::string forks_exe_;
+  std::unique_ptr<compile::BuildPassForks> forks_;
+  std::vector<std::thread> threads_;  // last: joined before the members above go
 };
 
 }  // namespace kbench::sandbox

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "fixtures.h"
+#include "compile/build_pass_forks.h"
+#include "compile/child_process.h"
 #include "compile/modelnew.h"
 #include "compile/submission.h"
 #include "compile/submission_threads.h"
@@ -385,4 +387,53 @@ TEST_CASE("build-only batches that share a cache build each extension once, and 
   REQUIRE(record["compile"]["extensions"].size() == 1);
   CHECK(record["compile"]["extensions"][0]["from_cache"] == true);
   CHECK(record["verdict"] == "not_checked");
+}
+
+TEST_CASE("build passes fork from one server, each with its own environment and output, and die at their time",
+          "[modelnew]") {
+  // The server (compile/build_pass_forks.h) started Python once; each pass is a fork of it that runs
+  // `kbench __prebuild-modelnew`'s work on its file with the environment it was given, not the server's.
+  const auto cache = fresh_cache("build-pass-server");
+  const auto dir = cache / "files";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "marks.py") << "import os\nprint('mark', os.environ.get('KBENCH_PASS_MARK'), flush=True)\n";
+  std::ofstream(dir / "sleeps.py") << "import time\ntime.sleep(120)\n";
+  const auto catalog = problems::Catalog::load(problems::project_root());
+  const auto problem = catalog.source_path(catalog.get(1, 19)).string();
+  auto environment = compile::current_environment();
+  environment.push_back("KBENCH_CACHE=" + (cache / "kbench").string());
+  compile::BuildPassForks forks(testing::kbench_exe(), environment);
+  const auto pass = [&](const std::string& file, const std::string& mark, double timeout_s) {
+    auto env = environment;
+    env.push_back("KBENCH_PASS_MARK=" + mark);
+    const auto report = (dir / (file + "." + mark + ".json")).string();
+    return std::make_pair(forks.run({"__prebuild-modelnew", (dir / file).string(), problem, "sm_80", report}, env, timeout_s),
+                          report);
+  };
+
+  auto first = std::async(std::launch::async, [&] { return pass("marks.py", "one", 120); });
+  auto second = std::async(std::launch::async, [&] { return pass("marks.py", "two", 120); });
+  for (auto* run : {&first, &second}) {
+    const auto [result, report] = run->get();
+    REQUIRE(result.has_value());
+    INFO(result->output);
+    CHECK(result->exited_cleanly());
+    const std::string mark = run == &first ? "one" : "two";
+    CHECK(result->output.find("mark " + mark) != std::string::npos);
+    std::ifstream written(report);
+    CHECK(nlohmann::json::parse(written, nullptr, false).is_array());  // no extension asked for
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto [slow, ignored] = pass("sleeps.py", "three", 3);
+  REQUIRE(slow.has_value());
+  CHECK(slow->timed_out);
+  CHECK_FALSE(slow->exited_cleanly());
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));  // killed, not slept out
+
+  // No server (an executable that does not exist): no pass starts, and the caller starts its own.
+  compile::BuildPassForks none((cache / "no-such-kbench").string(), environment);
+  CHECK_FALSE(none.run({"__prebuild-modelnew", (dir / "marks.py").string(), problem, "sm_80", (dir / "x.json").string()},
+                       environment, 30)
+                  .has_value());
 }
