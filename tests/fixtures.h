@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ftw.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -64,6 +65,20 @@ inline void remove_tree(const std::filesystem::path& dir) {
   ::nftw(
       dir.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return std::remove(path); }, 16,
       FTW_DEPTH | FTW_PHYS);
+}
+
+// This test process's own directory under the temporary one, removed when the tests end (main.cpp):
+// two test runs on one machine (CI beside a developer's) never share or remove each other's files.
+inline std::filesystem::path scratch_root() {
+  return std::filesystem::temp_directory_path() / ("kbench-tests-" + std::to_string(::getpid()));
+}
+
+// A fresh, empty directory `name` under scratch_root().
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  const auto dir = scratch_root() / name;
+  remove_tree(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 // Runs the kbench executable with `args` and returns what it printed on stdout.

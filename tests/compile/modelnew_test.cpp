@@ -38,9 +38,7 @@ compile::ModelNewOptions options_for(int level, int problem, const std::filesyst
 }
 
 std::filesystem::path fresh_cache(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kbench-modelnew-" + name);
-  testing::remove_tree(dir);
-  return dir;
+  return testing::scratch_dir("modelnew-" + name);
 }
 
 compile::ExtensionSpec relu_spec() {

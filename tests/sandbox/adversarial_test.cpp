@@ -69,8 +69,7 @@ TEST_CASE("every adversarial submission gets its verdict, and the harness recove
 
 TEST_CASE("a batch of hostile and correct submissions ends with every record and verdict", "[gpu]") {
   if (!testing::gpu_or_skip()) return;
-  const auto dir = std::filesystem::temp_directory_path() / "kbench-adversarial-batch";
-  testing::remove_tree(dir);
+  const auto dir = testing::scratch_dir("adversarial-batch");
   std::map<std::string, nlohmann::json> expected;
   int sample = 0;
   const auto table = testing::read_json_file(testing::test_dir() / "fixtures" / "adversarial" / "expected.json");

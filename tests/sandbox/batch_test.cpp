@@ -13,10 +13,7 @@ using namespace kbench;
 namespace {
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kbench-batch-" + name);
-  testing::remove_tree(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
+  return testing::scratch_dir("batch-" + name);
 }
 
 void copy_submission(const std::string& fixture, const std::filesystem::path& to) {

@@ -50,9 +50,7 @@ void check_record(const nlohmann::json& entry, const nlohmann::json& record, con
 void fixtures_through_batch_and_eval(const std::filesystem::path& fixtures, const std::string& backend) {
   const auto table = testing::read_json_file(fixtures / "expected.json")["submissions"];
   const auto label = fixtures.filename().string();
-  const auto dir = std::filesystem::temp_directory_path() / ("kbench-" + label + "-batch");
-  testing::remove_tree(dir);
-  std::filesystem::create_directories(dir);
+  const auto dir = testing::scratch_dir(label + "-batch");
   std::map<std::string, nlohmann::json> entry_of;
   int sample = 0;
   for (const auto& e : table) {

@@ -18,9 +18,7 @@ TEST_CASE("a poisoner's changes reach no later sample of its problem in kbench b
   if (!testing::gpu_or_skip()) return;
   const auto root = testing::test_dir().parent_path();
   const auto modelnew = testing::test_dir() / "fixtures" / "modelnew";
-  const auto dir = std::filesystem::temp_directory_path() / "kbench-poisoner-batch";
-  testing::remove_tree(dir);
-  std::filesystem::create_directories(dir);
+  const auto dir = testing::scratch_dir("poisoner-batch");
   // Samples in the order batch runs them: (problem, file name).
   const std::vector<std::pair<std::filesystem::path, std::string>> samples = {
       {modelnew / "l1_19_overrides_relu_in_cpp.py", "level_1_problem_19_sample_0_kernel.py"},
