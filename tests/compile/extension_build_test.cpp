@@ -35,7 +35,7 @@ std::string bytes_of(const std::filesystem::path& path) {
 // with the hash nvcc names the translation unit's internal symbols after (`_INTERNAL_<8 hex>_...`,
 // `_GLOBAL__N__<8 hex>_...`) masked: it follows the unit's text, headers included.
 std::string device_code(const std::filesystem::path& library) {
-  const auto out = testing::scratch_root() / ("fatbin-" + library.stem().string());
+  const auto out = testing::scratch_dir("fatbin") / library.stem().string();
   const auto command = "objcopy -O binary --only-section=.nv_fatbin '" + library.string() + "' '" + out.string() + "'";
   if (std::system(command.c_str()) != 0) return "";
   auto bytes = bytes_of(out);
