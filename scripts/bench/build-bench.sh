@@ -70,7 +70,7 @@ for route in ${BENCH_ROUTES:-pytorch fast}; do
   echo "$route route: $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.0f}')" "$start" "$(date +%s.%N)") s wall"
 done
 python3 - "$LOGS/builds-pytorch.json" "$LOGS/builds-fast.json" "$KBENCH_CACHE/extensions" <<'EOF'
-import concurrent.futures, glob, json, os, re, statistics, subprocess, sys, tempfile
+import concurrent.futures, difflib, glob, json, os, re, statistics, subprocess, sys, tempfile
 
 def builds(path):  # a route not run (BENCH_ROUTES) has none
     return json.load(open(path))["builds"] if os.path.exists(path) else []
@@ -163,17 +163,39 @@ def section(library):  # the hash nvcc names a unit's internal symbols after fol
 def entry(record):
     return os.path.join(sys.argv[3], record["key"])
 
-def compare(pair):  # (same device code, same binding code), each None where not compared
-    slow, fast = pair
+def sass(library):  # the machine code alone, its unit hash masked: a differing data byte (a path) shows not here
+    try:
+        done = subprocess.run(["cuobjdump", "-sass", library], capture_output=True, text=True)
+    except FileNotFoundError:
+        return None
+    if done.returncode or not done.stdout.strip():
+        return None
+    return re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_########_", done.stdout)
+
+def strings(code):
+    return set(re.findall(rb"[ -~]{8,}", code or b""))
+
+def compare(pair):  # (same device code, same binding code, what differs in the device code), None where not compared
+    (slow, fast), name = pair
     libraries = [glob.glob(os.path.join(entry(r), "*.so")) for r in (slow, fast)]
     device = binding = None
+    detail = ""
     if all(libraries) and "cuda.cuda.o" in fast.get("steps", {}):
         fatbins = [section(l[0]) for l in libraries]
         device = fatbins[0] is not None and fatbins[0] == fatbins[1]
+        if fatbins[0] is not None and not device:
+            codes = [sass(l[0]) for l in libraries]
+            diff = [] if None in codes else list(difflib.unified_diff(codes[0].splitlines(), codes[1].splitlines(), "pytorch", "fast", n=0, lineterm=""))
+            said = "not read (cuobjdump)" if None in codes else "the same" if codes[0] == codes[1] else "differs"
+            only = [sorted(strings(a) - strings(b))[:3] for a, b in ((fatbins[0], fatbins[1]), (fatbins[1], fatbins[0]))]
+            detail = (f"{name} ({fast['key']}): .nv_fatbin {len(fatbins[0])} against {len(fatbins[1])} bytes; "
+                      f"SASS {said}; "
+                      f"strings only in PyTorch's route's {only[0]}, only in the fast route's {only[1]}")
+            detail += "".join(f"\n      {l[:160]}" for l in diff[:24])
     objects = [os.path.join(entry(r), "main.o") for r in (slow, fast)]
     if all(os.path.exists(o) for o in objects):
         binding = machine_code(objects[0]) == machine_code(objects[1])
-    return device, binding
+    return device, binding, detail
 
 pairs, seen = [], set()
 for files in zip(*(builds(path) for path in sys.argv[1:3])):
@@ -182,16 +204,19 @@ for files in zip(*(builds(path) for path in sys.argv[1:3])):
     for slow, fast in zip(files[0]["extensions"], files[1]["extensions"]):
         if slow["ok"] and fast["ok"] and fast["key"] not in seen:
             seen.add(fast["key"])
-            pairs.append((slow, fast))
+            pairs.append(((slow, fast), os.path.basename(files[1]["file"])))
 # objdump over a binding object takes seconds: the pairs side by side, on every core
 with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
     compared = list(pool.map(compare, pairs))
-same_device = sum(d is True for d, _ in compared)
-compared_device = sum(d is not None for d, _ in compared)
-same_binding = sum(b is True for _, b in compared)
-compared_binding = sum(b is not None for _, b in compared)
+same_device = sum(d is True for d, _, _ in compared)
+compared_device = sum(d is not None for d, _, _ in compared)
+same_binding = sum(b is True for _, b, _ in compared)
+compared_binding = sum(b is not None for _, b, _ in compared)
 print(f"same device code (.nv_fatbin) by both routes: {same_device} of {compared_device} CUDA extensions; "
       f"same machine code in the binding objects: {same_binding} of {compared_binding}")
+for _, _, detail in compared:
+    if detail:
+        print(f"  device code differs: {detail}")
 differ = sorted(n for n in before.keys() & after.keys() if before[n].get("ok") != after[n].get("ok"))
 if before and after:
     print(f"files whose build result differs between the routes: {len(differ)}")

@@ -27,6 +27,8 @@
 # adversarial the adversarial table alone (tests/fixtures/adversarial/expected.json), exporting only its problems
 # protocol    three reference kernels evaluated, with where their checks and timed calls spend time
 # redraws     scripts/bench/redraw-bench.py: a timed call's input draw against the bandwidth floor
+# disturbance scripts/bench/context-disturbance.py: timed calls beside processes that start on the GPU (what the
+#             quiet lock keeps from a spare's CUDA context and first kernels), ~2 min
 # serve-tests the kbench serve tests, CPU and GPU (the test binary, after exporting their problems)
 # serve       scripts/bench/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
 # serve-throughput  scripts/bench/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
@@ -218,6 +220,9 @@ PY
   redraws)
     timed redraws python3 scripts/bench/redraw-bench.py
     cat "$LOGS/redraws.log" ;;
+  disturbance)
+    timed disturbance python3 scripts/bench/context-disturbance.py
+    cat "$LOGS/disturbance.log" ;;
   serve-tests)
     # The test binary directly, with only the problems its GPU tests use exported (ctest's fixture
     # exports all 250 first).
