@@ -149,9 +149,18 @@ for n, f in sorted(after.items()):
 # The same library? nvcc's objects name its temporary files, and a source that uses __FILE__
 # (TORCH_CHECK does) holds its build directory's path, which differs between the routes: so the
 # device code is compared (the .nv_fatbin section, the cubins, of both routes' libraries), and the
-# binding objects' machine code (objdump -d but its first lines, which name the file).
+# binding objects' machine code (objdump -d but its first lines, which name the file). A build whose
+# flags ask for line information (-lineinfo) also writes its source's path (the scratch directory,
+# <key>.tmp.<pid>.<n>) and time into the cubin's line table and its compressed PTX: there the SASS
+# decides (cuobjdump -sass, that path masked), and the summary counts those files apart.
 def machine_code(obj):
     return subprocess.run(["objdump", "-d", obj], capture_output=True, text=True).stdout.split("\n", 3)[-1]
+
+def entry(record):
+    return os.path.join(sys.argv[3], record["key"])
+
+def scratch(record):  # the build's scratch directory, as a pattern: the same token stands for it in both routes
+    return re.escape(entry(record)) + r"\.tmp\.[0-9]+\.[0-9]+"
 
 def section(library):  # the hash nvcc names a unit's internal symbols after follows its text: masked
     with tempfile.NamedTemporaryFile() as out:
@@ -160,38 +169,38 @@ def section(library):  # the hash nvcc names a unit's internal symbols after fol
     unit = code and re.search(rb"_INTERNAL_([0-9a-f]{8})_", code)
     return code.replace(unit.group(1), b"########") if unit else code
 
-def entry(record):
-    return os.path.join(sys.argv[3], record["key"])
-
-def sass(library):  # the machine code alone, its unit hash masked: a differing data byte (a path) shows not here
+def sass(library, record):  # the machine code alone, its unit hash masked: a differing data byte shows not here
     try:
         done = subprocess.run(["cuobjdump", "-sass", library], capture_output=True, text=True)
     except FileNotFoundError:
         return None
     if done.returncode or not done.stdout.strip():
         return None
-    return re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_########_", done.stdout)
+    return re.sub(scratch(record), "<scratch>", re.sub(r"_INTERNAL_[0-9a-f]{8}_", "_INTERNAL_########_", done.stdout))
 
 def strings(code):
     return set(re.findall(rb"[ -~]{8,}", code or b""))
 
-def compare(pair):  # (same device code, same binding code, what differs in the device code), None where not compared
+def compare(pair):  # (device code: "same", "same SASS" or "differs", same binding code, what differs), None where not compared
     (slow, fast), name = pair
     libraries = [glob.glob(os.path.join(entry(r), "*.so")) for r in (slow, fast)]
     device = binding = None
     detail = ""
     if all(libraries) and "cuda.cuda.o" in fast.get("steps", {}):
         fatbins = [section(l[0]) for l in libraries]
-        device = fatbins[0] is not None and fatbins[0] == fatbins[1]
+        device = "same" if fatbins[0] is not None and fatbins[0] == fatbins[1] else None
         if fatbins[0] is not None and not device:
-            codes = [sass(l[0]) for l in libraries]
+            codes = [sass(l[0], r) for l, r in zip(libraries, (slow, fast))]
+            device = "same SASS" if None not in codes and codes[0] == codes[1] else "differs"
+        if device == "differs":
             diff = [] if None in codes else list(difflib.unified_diff(codes[0].splitlines(), codes[1].splitlines(), "pytorch", "fast", n=0, lineterm=""))
-            said = "not read (cuobjdump)" if None in codes else "the same" if codes[0] == codes[1] else "differs"
             only = [sorted(strings(a) - strings(b))[:3] for a, b in ((fatbins[0], fatbins[1]), (fatbins[1], fatbins[0]))]
             detail = (f"{name} ({fast['key']}): .nv_fatbin {len(fatbins[0])} against {len(fatbins[1])} bytes; "
-                      f"SASS {said}; "
+                      f"SASS {'not read (cuobjdump)' if None in codes else 'differs'}; "
                       f"strings only in PyTorch's route's {only[0]}, only in the fast route's {only[1]}")
             detail += "".join(f"\n      {l[:160]}" for l in diff[:24])
+        elif device == "same SASS":
+            detail = f"{name} ({fast['key']}): the same SASS, the .nv_fatbin not (line information: the build's path and time)"
     objects = [os.path.join(entry(r), "main.o") for r in (slow, fast)]
     if all(os.path.exists(o) for o in objects):
         binding = machine_code(objects[0]) == machine_code(objects[1])
@@ -208,15 +217,17 @@ for files in zip(*(builds(path) for path in sys.argv[1:3])):
 # objdump over a binding object takes seconds: the pairs side by side, on every core
 with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:
     compared = list(pool.map(compare, pairs))
-same_device = sum(d is True for d, _, _ in compared)
+same_device = sum(d in ("same", "same SASS") for d, _, _ in compared)
+same_sass = sum(d == "same SASS" for d, _, _ in compared)
 compared_device = sum(d is not None for d, _, _ in compared)
 same_binding = sum(b is True for _, b, _ in compared)
 compared_binding = sum(b is not None for _, b, _ in compared)
-print(f"same device code (.nv_fatbin) by both routes: {same_device} of {compared_device} CUDA extensions; "
+print(f"same device code by both routes: {same_device} of {compared_device} CUDA extensions "
+      f"({same_device - same_sass} the same .nv_fatbin, {same_sass} the same SASS); "
       f"same machine code in the binding objects: {same_binding} of {compared_binding}")
-for _, _, detail in compared:
+for device, _, detail in compared:
     if detail:
-        print(f"  device code differs: {detail}")
+        print(f"  {'device code differs' if device == 'differs' else 'line information differs'}: {detail}")
 differ = sorted(n for n in before.keys() & after.keys() if before[n].get("ok") != after[n].get("ok"))
 if before and after:
     print(f"files whose build result differs between the routes: {len(differ)}")
