@@ -90,7 +90,9 @@ def per_file(path):
             "ok": all(e["ok"] for e in extensions), "routes": {e.get("route") for e in built},
             "pch": [e.get("pch", "") for e in built], "headers": [e.get("headers", "") for e in built],
             "cuda": any("cuda.cuda.o" in e.get("steps", {}) for e in built),
-            "headers_made": [t["cpu_s"] for e in built for step, t in e.get("steps", {}).items() if step.startswith("pch")]}
+            "headers_made": [t["cpu_s"] for e in built for step, t in e.get("steps", {}).items() if step.startswith("pch")],
+            "waited_for_header": sum(t["wall_s"] for e in built for step, t in e.get("steps", {}).items()
+                                     if step.startswith("waited for another build's pch"))}
     return files
 
 def line(label, rows):
@@ -114,10 +116,15 @@ for name, files in (("PyTorch's route", before), ("kbench's fast route", after))
     line("with CUDA sources", [f for n, f in ok.items() if n in cuda])
     line("C++ only", [f for n, f in ok.items() if n not in cuda])
 fast_ok = [f for f in after.values() if f.get("ok")]
-ready = [f for f in fast_ok if all(p == "used" for p in f["pch"])]
+ready = [f for f in fast_ok if all(p == "used" for p in f["pch"]) and not f["waited_for_header"]]
+waited = [f for f in fast_ok if all(p == "used" for p in f["pch"]) and f["waited_for_header"]]
 making = [f for f in fast_ok if any(p == "built" for p in f["pch"])]
 without = [f for f in fast_ok if any(p.startswith("not used") or p.startswith("rejected") for p in f["pch"])]
 line("fast, binding header precompiled and ready", ready)
+line("fast, waited for another build to make it", waited)
+if waited:
+    print(f"    their waits beside nvcc: median {statistics.median(f['waited_for_header'] for f in waited):.1f} s, "
+          f"longest {max(f['waited_for_header'] for f in waited):.1f} s")
 line("fast, made a precompiled header", making)
 line("fast, compiled without one (being made, ...)", without)
 made = [cpu for f in fast_ok for cpu in f["headers_made"]]

@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <future>
 #include <sys/file.h>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
@@ -168,17 +169,23 @@ std::vector<HeaderTier> header_tiers(const std::filesystem::path& headers_root, 
 // <pch_root>/<key>/torch/ beside a link to the header itself (g++ opens the header where it found the
 // .gch when a file includes it again, and then #pragma once skips it). Its key is the compiler (and
 // its version), the flags but the module's name (which the header never reads), the header's path
-// and content, and the path and time of PyTorch's own (its version). One build at a time makes it; a
-// build that finds it being made compiles without it rather than wait. A failed one is kept, with
-// its log, and not retried.
+// and content, and the path and time of PyTorch's own (its version). One build at a time makes it. A
+// build that finds it being made waits for it when its CUDA compile runs meanwhile (`can_wait`): the
+// header (about 15 CPU s) is then ready before nvcc is done, and the binding file costs a third of its
+// CPU s without it; a build that would wait alone compiles without it. A failed one is kept, with its
+// log, and not retried.
 struct PrecompiledHeader {
   std::filesystem::path include_dir;  // empty: none to use
   std::string note;
   nlohmann::json build_times;  // when this build made it
+  double waited_s = 0;         // for another build making it
 };
 
+// Longer than making a header takes (15-30 s on the GPU machines under load): past it, a maker is stuck.
+constexpr auto kLongestWaitForHeader = std::chrono::seconds(90);
+
 PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::filesystem::path& header,
-                                     const std::filesystem::path& pch_root) {
+                                     const std::filesystem::path& pch_root, bool can_wait) {
   const std::string cxx = plan.at("cxx");
   const auto flags = joined(plan.at("cflags"), "-DTORCH_EXTENSION_NAME=");
   const auto torch_header = torch_extension_header(plan);
@@ -197,12 +204,23 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
   if (std::filesystem::exists(failed)) return {{}, "not used: its build failed before (" + failed.string() + ")", nullptr};
 
   const int lock = ::open((pch_root / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    if (lock >= 0) ::close(lock);
-    return {{}, "not used: another build is making it", nullptr};
+  if (lock < 0) return {{}, "not used: its lock could not be opened", nullptr};
+  const auto asked = Clock::now();
+  bool locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+  while (!locked && can_wait && Clock::now() - asked < kLongestWaitForHeader) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
   }
-  PrecompiledHeader result{dir, "used", nullptr};  // made by another build since the look above
-  if (!present()) {
+  const double waited_s = std::chrono::duration<double>(Clock::now() - asked).count();
+  if (!locked) {
+    ::close(lock);
+    return {{}, can_wait ? "not used: another build was still making it after 90 s" : "not used: another build is making it",
+            nullptr, waited_s};
+  }
+  PrecompiledHeader result{dir, "used", nullptr, waited_s};  // made by another build since the look above
+  if (std::filesystem::exists(failed)) {
+    result = {{}, "not used: its build failed (" + failed.string() + ")", nullptr, waited_s};
+  } else if (!present()) {
     // What a build killed while making it left (any other maker would hold the lock).
     for (const auto& entry : std::filesystem::directory_iterator(pch_root))
       if (entry.path().filename().string().rfind(key + ".tmp.", 0) == 0) remove_tree(entry.path());
@@ -214,13 +232,13 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
     if (made.ok) std::filesystem::create_symlink(header, made_here / "torch" / "extension.h", not_moved);
     if (made.ok && !not_moved) std::filesystem::rename(made_here, dir, not_moved);
     if (made.ok && !not_moved) {
-      result = {dir, "built", made.times()};
+      result = {dir, "built", made.times(), waited_s};
     } else {
       remove_tree(made_here);
       std::filesystem::create_directories(dir);
       std::ofstream(failed) << made.command << "\n"
                             << (made.ok ? "could not move it into place: " + not_moved.message() : made.output);
-      result = {{}, "not used: its build failed (" + failed.string() + ")", made.times()};
+      result = {{}, "not used: its build failed (" + failed.string() + ")", made.times(), waited_s};
     }
   }
   ::flock(lock, LOCK_UN);
@@ -241,15 +259,17 @@ struct Step {
 // an error, whatever -Werror the flags hold) that says why.
 Step compile_against(const std::string& command, const std::filesystem::path& directory,
                      const std::filesystem::path& include_dir, bool binding, const nlohmann::json& plan,
-                     const std::filesystem::path& pch_root, const std::string& tier = "") {
+                     const BuildCaches& caches, bool can_wait_for_pch, const std::string& tier = "") {
   Step step;
   auto search = include_dir;
   std::string pch_flags;
   if (binding) {
     const auto header = include_dir.empty() ? torch_extension_header(plan) : include_dir / "torch" / "extension.h";
-    step.pch = precompiled_header(plan, header, pch_root);
-    if (!step.pch.build_times.is_null())
-      step.times[tier.empty() ? "pch" : "pch (" + tier + " headers)"] = step.pch.build_times;
+    step.pch = precompiled_header(plan, header, caches.pch_root, can_wait_for_pch);
+    const auto tier_named = tier.empty() ? std::string() : " (" + tier + " headers)";
+    if (!step.pch.build_times.is_null()) step.times["pch" + tier_named] = step.pch.build_times;
+    if (step.pch.waited_s > 0.1)
+      step.times["waited for another build's pch" + tier_named] = {{"wall_s", step.pch.waited_s}, {"cpu_s", 0.0}};
     if (!step.pch.include_dir.empty()) search = step.pch.include_dir, pch_flags = " -Winvalid-pch -Wno-error=invalid-pch";
   }
   step.compiled = run_shell(command + (search.empty() ? "" : " -I" + quoted(search.string())) + pch_flags, directory);
@@ -267,8 +287,9 @@ std::string first_error(const std::string& output) {
 // Compiles one source as ninja's compile or cuda_compile rule would (without a dependency file):
 // against each of `tiers` in turn (the narrowest first), then PyTorch's own, each after a
 // compiler error in the one before. The compiler decides which a source needs; kbench reads no C++.
+// `can_wait_for_pch`: a CUDA compile of the same build runs meanwhile (precompiled_header).
 Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const std::filesystem::path& directory,
-                  const BuildCaches& caches, const std::vector<HeaderTier>& tiers) {
+                  const BuildCaches& caches, const std::vector<HeaderTier>& tiers, bool can_wait_for_pch) {
   const std::string source = step.at("source"), object = step.at("object");
   const auto io = " -c " + quoted(source) + " -o " + quoted(object);
   const bool nvcc = step.at("nvcc").get<bool>();
@@ -282,14 +303,13 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
   }
   Step compiled;
   if (!caches.try_light_headers) {
-    compiled = compile_against(command, directory, {}, binding, plan, caches.pch_root);
+    compiled = compile_against(command, directory, {}, binding, plan, caches, can_wait_for_pch);
     compiled.headers = "full: asked for (KBENCH_EXTENSION_HEADERS=full)";
   } else {
     nlohmann::json failed = nlohmann::json::object();  // the tries before, and what they made
     std::string narrow_error;
     for (const auto& tier : tiers) {
-      compiled = compile_against(command, directory, nvcc ? tier.cuda_dir : tier.cxx_dir, binding, plan, caches.pch_root,
-                                 tier.name);
+      compiled = compile_against(command, directory, nvcc ? tier.cuda_dir : tier.cxx_dir, binding, plan, caches, can_wait_for_pch, tier.name);
       compiled.times.update(failed);
       if (compiled.compiled.ok) {
         compiled.headers = tier.name + (narrow_error.empty() ? "" : ": the narrowest headers failed: " + narrow_error);
@@ -301,7 +321,7 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
       if (tier.name == "narrow") narrow_error = first_error(compiled.compiled.output);
     }
     if (!compiled.compiled.ok) {
-      auto full = compile_against(command, directory, {}, binding, plan, caches.pch_root);
+      auto full = compile_against(command, directory, {}, binding, plan, caches, can_wait_for_pch);
       full.headers = compiled.headers;
       full.times.update(failed);
       compiled = std::move(full);
@@ -336,9 +356,14 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
   const char* jobs = std::getenv("MAX_JOBS");
   const auto launch = jobs && std::string(jobs) == "1" ? std::launch::deferred : std::launch::async;
   const auto tiers = caches.try_light_headers ? header_tiers(caches.headers_root, plan) : std::vector<HeaderTier>{};
+  bool cuda_beside = launch == std::launch::async;
+  if (cuda_beside) {
+    cuda_beside = false;
+    for (const auto& step : plan.at("steps")) cuda_beside = cuda_beside || step.at("nvcc").get<bool>();
+  }
   std::vector<std::future<Step>> compiles;
   for (const auto& step : plan.at("steps"))
-    compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches, tiers); }));
+    compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches, tiers, cuda_beside); }));
   std::string objects;
   result.pch = "not used: no C++ file";
   result.headers = "narrow";
