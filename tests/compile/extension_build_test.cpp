@@ -270,3 +270,44 @@ TEST_CASE("processes that share a cache build an extension once, and the others 
   for (const auto& entry : std::filesystem::directory_iterator(cache.dir()))
     CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
 }
+
+TEST_CASE("a CUDA build waits beside nvcc for the precompiled header another build is making", "[modelnew]") {
+  // Two different CUDA extensions with the same flags, built at once into one cache: one makes the
+  // narrow binding header, and the other, whose nvcc runs meanwhile, waits for it instead of
+  // compiling its binding file against the whole header text.
+  auto relu_like = [](const std::string& name, const std::string& body) {
+    compile::ExtensionSpec spec;
+    spec.name = name;
+    spec.cpp_sources = {"torch::Tensor " + name + "(torch::Tensor x);"};
+    spec.cuda_sources = {"#include <torch/extension.h>\n__global__ void k(const float* x, float* y, int64_t n) {\n"
+                         "  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; if (i < n) y[i] = " + body + ";\n}\n"
+                         "torch::Tensor " + name + "(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n"
+                         "  k<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());\n"
+                         "  return y;\n}\n"};
+    spec.functions = {name};
+    return spec;
+  };
+  const auto cache = fresh_cache("pch-wait");
+  const auto specs = {relu_like("relu_one", "fmaxf(x[i], 0.0f)"), relu_like("relu_two", "fmaxf(x[i], 1.0f)")};
+  std::vector<std::future<compile::ExtensionBuild>> running;
+  for (const auto& spec : specs)
+    running.push_back(std::async(std::launch::async, [&, spec] {
+      return compile::build_extension(spec, "sm_90a", cache, compile::BuildRoute::fast);
+    }));
+  std::vector<compile::ExtensionBuild> builds;
+  for (auto& build : running) builds.push_back(build.get());
+  int made = 0, waited = 0;
+  for (const auto& b : builds) {
+    INFO(b.log << "\n" << b.steps.dump(1));
+    REQUIRE(b.ok);
+    CHECK(b.headers == "narrow");
+    CAPTURE(b.pch);
+    made += b.pch == "built";
+    if (b.pch == "used" && b.steps.contains("waited for another build's pch (narrow headers)")) {
+      ++waited;
+      CHECK(b.steps["waited for another build's pch (narrow headers)"]["wall_s"].get<double>() > 0.1);
+    }
+  }
+  CHECK(made == 1);    // one header, made once
+  CHECK(waited == 1);  // the other build used it, after waiting for it
+}
