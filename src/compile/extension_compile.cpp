@@ -1,5 +1,6 @@
 #include "compile/extension_compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
@@ -214,7 +215,8 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
   const double waited_s = std::chrono::duration<double>(Clock::now() - asked).count();
   if (!locked) {
     ::close(lock);
-    return {{}, can_wait ? "not used: another build was still making it after 90 s" : "not used: another build is making it",
+    return {{}, can_wait ? "not used: another build was still making it after " + std::to_string(kLongestWaitForHeader.count()) + " s"
+                         : "not used: another build is making it",
             nullptr, waited_s};
   }
   PrecompiledHeader result{dir, "used", nullptr, waited_s};  // made by another build since the look above
@@ -259,13 +261,13 @@ struct Step {
 // an error, whatever -Werror the flags hold) that says why.
 Step compile_against(const std::string& command, const std::filesystem::path& directory,
                      const std::filesystem::path& include_dir, bool binding, const nlohmann::json& plan,
-                     const BuildCaches& caches, bool can_wait_for_pch, const std::string& tier = "") {
+                     const std::filesystem::path& pch_root, bool can_wait_for_pch, const std::string& tier = "") {
   Step step;
   auto search = include_dir;
   std::string pch_flags;
   if (binding) {
     const auto header = include_dir.empty() ? torch_extension_header(plan) : include_dir / "torch" / "extension.h";
-    step.pch = precompiled_header(plan, header, caches.pch_root, can_wait_for_pch);
+    step.pch = precompiled_header(plan, header, pch_root, can_wait_for_pch);
     const auto tier_named = tier.empty() ? std::string() : " (" + tier + " headers)";
     if (!step.pch.build_times.is_null()) step.times["pch" + tier_named] = step.pch.build_times;
     if (step.pch.waited_s > 0.1)
@@ -303,13 +305,14 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
   }
   Step compiled;
   if (!caches.try_light_headers) {
-    compiled = compile_against(command, directory, {}, binding, plan, caches, can_wait_for_pch);
+    compiled = compile_against(command, directory, {}, binding, plan, caches.pch_root, can_wait_for_pch);
     compiled.headers = "full: asked for (KBENCH_EXTENSION_HEADERS=full)";
   } else {
     nlohmann::json failed = nlohmann::json::object();  // the tries before, and what they made
     std::string narrow_error;
     for (const auto& tier : tiers) {
-      compiled = compile_against(command, directory, nvcc ? tier.cuda_dir : tier.cxx_dir, binding, plan, caches, can_wait_for_pch, tier.name);
+      compiled = compile_against(command, directory, nvcc ? tier.cuda_dir : tier.cxx_dir, binding, plan, caches.pch_root,
+                                 can_wait_for_pch, tier.name);
       compiled.times.update(failed);
       if (compiled.compiled.ok) {
         compiled.headers = tier.name + (narrow_error.empty() ? "" : ": the narrowest headers failed: " + narrow_error);
@@ -321,7 +324,7 @@ Step compile_step(const nlohmann::json& plan, const nlohmann::json& step, const 
       if (tier.name == "narrow") narrow_error = first_error(compiled.compiled.output);
     }
     if (!compiled.compiled.ok) {
-      auto full = compile_against(command, directory, {}, binding, plan, caches, can_wait_for_pch);
+      auto full = compile_against(command, directory, {}, binding, plan, caches.pch_root, can_wait_for_pch);
       full.headers = compiled.headers;
       full.times.update(failed);
       compiled = std::move(full);
@@ -356,13 +359,11 @@ PlannedBuildResult run_planned_build(const nlohmann::json& plan, const std::file
   const char* jobs = std::getenv("MAX_JOBS");
   const auto launch = jobs && std::string(jobs) == "1" ? std::launch::deferred : std::launch::async;
   const auto tiers = caches.try_light_headers ? header_tiers(caches.headers_root, plan) : std::vector<HeaderTier>{};
-  bool cuda_beside = launch == std::launch::async;
-  if (cuda_beside) {
-    cuda_beside = false;
-    for (const auto& step : plan.at("steps")) cuda_beside = cuda_beside || step.at("nvcc").get<bool>();
-  }
+  const auto& steps = plan.at("steps");
+  const bool cuda_beside = launch == std::launch::async &&
+                           std::any_of(steps.begin(), steps.end(), [](const nlohmann::json& step) { return step.at("nvcc").get<bool>(); });
   std::vector<std::future<Step>> compiles;
-  for (const auto& step : plan.at("steps"))
+  for (const auto& step : steps)
     compiles.push_back(std::async(launch, [&, step] { return compile_step(plan, step, directory, caches, tiers, cuda_beside); }));
   std::string objects;
   result.pch = "not used: no C++ file";
