@@ -37,8 +37,8 @@
 #             (MIX_TIMING=adaptive: the requests' timing, ~3 min)
 # serve-modelnew  scripts/bench/serve-bench.sh modelnew-warm (L1#19's ReLU as .cu and as ModelNew through serve: the
 #             p50 difference, goal <= 0.5 s), ~2 min
-# prepared    the steps after it run with KBENCH_SPARES_PREPARE_GPU=1 (ModelNew spares prepare their GPU ahead), their
-#             logs in prepared/: "serve-modelnew prepared serve-modelnew modelnew" compares, then checks the verdicts
+# unprepared  the steps after it run with KBENCH_SPARES_PREPARE_GPU=0 (ModelNew spares do not prepare their GPU
+#             ahead), their logs in unprepared/: "serve-modelnew unprepared serve-modelnew" compares the two
 # profile     scripts/gpu/profile-check.sh (--profile on L1#19, L1#37, L2#12, L3#4; --ncu; a feedback prompt; its GPU tests)
 # modelnew    KernelBench's ModelNew format: export their problems; the ModelNew and Triton fixture tests (CPU and gpu);
 #             over 4 min on an H100 (each fixture's extension is an nvcc build): run it with --background
@@ -99,7 +99,7 @@ case ${1:-} in
   exit 0 ;;
 esac
 LOGS=${LOGS:-$(mktemp -d)}
-ALL_LOGS=$LOGS  # a step may move LOGS into a folder of it (prepared)
+ALL_LOGS=$LOGS  # a step may move LOGS into a folder of it (unprepared)
 export KBENCH_CACHE=${KBENCH_CACHE:-$PWD/build-gpu/cache}
 KB=build-gpu/kbench
 GPU_SLUG=$(python3 -c 'import torch, re; n = torch.cuda.get_device_name(0); print(re.sub("[^A-Za-z0-9]", "_", n[7:] if n.startswith("NVIDIA ") else n))')
@@ -244,11 +244,11 @@ PY
   serve-modelnew)
     timed serve-modelnew scripts/bench/serve-bench.sh build-gpu "$LOGS" modelnew-warm
     grep -v "^export" "$LOGS/serve-modelnew.log" | cut -c1-300 ;;
-  prepared)
-    # The steps after it with KBENCH_SPARES_PREPARE_GPU=1, their logs in prepared/.
-    export KBENCH_SPARES_PREPARE_GPU=1
-    LOGS=$LOGS/prepared && mkdir -p "$LOGS"
-    echo "== the steps after this one: ModelNew spares prepare their GPU ahead (KBENCH_SPARES_PREPARE_GPU=1)" ;;
+  unprepared)
+    # The steps after it with KBENCH_SPARES_PREPARE_GPU=0, their logs in unprepared/.
+    export KBENCH_SPARES_PREPARE_GPU=0
+    LOGS=$LOGS/unprepared && mkdir -p "$LOGS"
+    echo "== the steps after this one: ModelNew spares do not prepare their GPU ahead (KBENCH_SPARES_PREPARE_GPU=0)" ;;
   profile)
     timed profile scripts/gpu/profile-check.sh build-gpu "$LOGS/profile"
     cat "$LOGS/profile.log" | cut -c1-240

@@ -280,7 +280,7 @@ done)");
   CHECK(worker != second);
 }
 
-TEST_CASE("with KBENCH_SPARES_PREPARE_GPU=1, ModelNew spares prepare their GPU for the request they start beside; a "
+TEST_CASE("ModelNew spares prepare their GPU for the request they start beside (unless KBENCH_SPARES_PREPARE_GPU=0); a "
           "failed one is never used",
           "[sandbox][modelnew]") {
   // Each spare logs the preparation it was asked for, and answers it after `delay` seconds; each
@@ -322,6 +322,22 @@ done)");
     CHECK(second["worker"].contains("gpu_prepare_wait_ms"));
     CHECK(pid_of(first) != spare_pid);
   }
+  SECTION("by default: the ops a taken spare's preparation saw its reference call go to the next spares of that problem") {
+    const testing::ScopedEnv unset("KBENCH_SPARES_PREPARE_GPU", std::nullopt);
+    sandbox::GpuRunner runner(7, spare("ops-spare", R"({"gpu_prepared":{"cuda_context":1,"reference_ops_seen":["aten::relu"]}})"));
+    runner.evaluate(request, {});  // a fresh process: no preparation read yet, so its spare is asked with none
+    REQUIRE(wait_for([&] { return log_lines().size() == 1; }, 20));
+    CHECK(log_lines()[0]["reference_ops"].empty());
+    runner.evaluate(request, {});  // takes that spare, whose answer names the reference's ops
+    REQUIRE(wait_for([&] { return log_lines().size() == 2; }, 20));
+    CHECK(log_lines()[1]["reference_ops"] == nlohmann::json::array({"aten::relu"}));
+    auto other = request;
+    other.problem = 13;  // another problem's spare is asked with none
+    runner.evaluate(other, {});
+    REQUIRE(wait_for([&] { return log_lines().size() == 3; }, 20));
+    CHECK(log_lines()[2]["prepare_gpu_ahead"]["problem"] == 13);
+    CHECK(log_lines()[2]["reference_ops"].empty());
+  }
   SECTION("still preparing: the request waits for it, and the pool grows by one, as for a Python still starting") {
     const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
     sandbox::GpuRunner runner(7, spare("slow-prepare", R"({"gpu_prepared":{"cuda_context":1}})", "3"));
@@ -355,8 +371,8 @@ done)");
     CHECK_FALSE(second.value("worker", nlohmann::json::object()).contains("gpu_prepare_wait_ms"));  // a fresh process was asked nothing
     CHECK(::kill(static_cast<pid_t>(spare_pid), 0) == -1);
   }
-  SECTION("without KBENCH_SPARES_PREPARE_GPU=1: no spare is asked") {
-    const testing::ScopedEnv off("KBENCH_SPARES_PREPARE_GPU", std::nullopt);
+  SECTION("with KBENCH_SPARES_PREPARE_GPU=0: no spare is asked") {
+    const testing::ScopedEnv off("KBENCH_SPARES_PREPARE_GPU", "0");
     sandbox::GpuRunner runner(7, spare("unasked-spare", R"({"gpu_prepared":{"cuda_context":1}})"));
     runner.evaluate(request, {});
     REQUIRE(wait_for([&] { return !runner.status().modelnew_spares.empty() && runner.status().modelnew_spares[0].python_started; }, 20));

@@ -572,10 +572,10 @@ TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold o
   CHECK(cold["worker"]["python_prestarted"] == false);
   CHECK(warm["worker"]["python_prestarted"] == true);
   CHECK(warm["worker"]["python_prestart_wait_ms"] == 0.0);
-  // With KBENCH_SPARES_PREPARE_GPU=1 (gpu-session.sh's modelnew-prepared step), its spare prepared the
+  // Unless KBENCH_SPARES_PREPARE_GPU=0 (gpu-session.sh's unprepared step), its spare prepared the
   // GPU beside the cold request, for that request's problem: the context, the reference on the GPU
   // and its ops in the snapshot.
-  if (std::getenv("KBENCH_SPARES_PREPARE_GPU") && std::string(std::getenv("KBENCH_SPARES_PREPARE_GPU")) == "1") {
+  if (!std::getenv("KBENCH_SPARES_PREPARE_GPU") || std::string(std::getenv("KBENCH_SPARES_PREPARE_GPU")) != "0") {
     CHECK(warm["worker"]["gpu_prepared_ahead"] == true);
     CHECK(warm["phases_ms"]["gpu_prepare_ahead"].value("problem", "") == "level1/19_ReLU");
     CHECK(warm["phases_ms"].value("process_snapshot", -1.0) < cold["phases_ms"].value("process_snapshot", 0.0));
