@@ -65,7 +65,6 @@ class ProcessStateWatch {
   // Ops whose kernels every watched_ops check compares: those the reference and kbench's checks
   // were seen to call (names as RecordFunction gives them, "aten::relu").
   void watch_ops(const std::set<std::string>& ops);
-  const std::set<std::string>& watched_ops() const { return watched_ops_; }
 
   bool changed() const { return !change_.empty(); }
   const std::string& change() const { return change_; }  // "what: before -> after (where)"

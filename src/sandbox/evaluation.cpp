@@ -104,16 +104,6 @@ bool half_the_gpu_free() {
   return cudaMemGetInfo(&free, &total) == cudaSuccess && free >= total / 2;
 }
 
-// Whether twice `problem`'s measured peak and 4 GiB are free on the current GPU: room for what one
-// evaluation of it holds, beside another process's. `free` gets what is free now.
-bool twice_the_peak_free(const problems::Problem& problem, size_t& free) {
-  size_t total = 0;
-  free = 0;
-  const auto& peak = problem.footprint;
-  return peak.bytes > 0 && !peak.more_than && cudaMemGetInfo(&free, &total) == cudaSuccess &&
-         static_cast<int64_t>(free) >= 2 * peak.bytes + (int64_t{4} << 30);
-}
-
 // The GPU's start-up, which needs no compiled submission: the CUDA context, the reference's
 // weights moved to the GPU once `loading` (the archive read on the CPU, begun before CUDA started)
 // is done, and the free memory held for poisoning. The reference stays in `context` across
@@ -129,11 +119,10 @@ nlohmann::json prepare_gpu(const EvalRequest& req, const problems::Problem& prob
     cudaFree(nullptr);
   }
   if (req.ending_process > 0) {
-    // A spare whose GPU was prepared ahead has no context to start beside that end: where half the
-    // GPU is free, it imports the file meanwhile and waits later (run_on_gpu: before the candidate's
-    // first GPU work, or its timed calls where its checks' memory is free beside the ending
-    // process), so that what that process still holds cannot be what the candidate runs short of.
-    // Otherwise it waits here, before any submission code runs.
+    // A spare whose GPU was prepared ahead has no context to start beside that end: it imports the
+    // file meanwhile, and waits before the candidate's first GPU work (wait_for_pending_end), where
+    // half the GPU is free, so that what the ending process still holds cannot be what the
+    // candidate runs short of. Otherwise it waits here, before any submission code runs.
     if (!context.gpu_prepared.is_null() && half_the_gpu_free()) {
       context.pending_end = req.ending_process;
     } else {
@@ -393,14 +382,12 @@ void watch_modelnew_process(EvalContext& context, int device) {
   ahead.reset();
 }
 
-// The snapshot with the ops of `problem`'s reference (context.reference): `known`, where an earlier
-// process's runs found them before any submission loaded there, else found by running it here.
-void watch_modelnew_process(EvalContext& context, int device, const problems::Problem& problem, uint64_t seed,
-                            const std::set<std::string>& known = {}) {
+// The snapshot with the ops of `problem`'s reference (context.reference).
+void watch_modelnew_process(EvalContext& context, int device, const problems::Problem& problem, uint64_t seed) {
   watch_modelnew_process(context, device);
   if (context.watched_problem == problem.key()) return;
   auto& reference = *context.reference;
-  context.process_watch->watch_ops(!known.empty() ? known : check::ops_called_by([&] {
+  context.process_watch->watch_ops(check::ops_called_by([&] {
     torch::NoGradGuard no_grad;
     for (const auto& d : problems::kRobustnessDistributions) check::fingerprints(reference.make_inputs(seed, d));
     const auto inputs = reference.make_inputs(seed);
@@ -887,10 +874,7 @@ void run_on_gpu(const Run& run, const CompiledSubmission& compiled) {
   const int watch_checks_before = context.process_watch->checks();
   const double watch_ms_before = context.process_watch->checking_ms();
 
-  // A retired process still ending: its end disturbs only timed calls, which wait for it, where the
-  // memory this candidate's checks hold is free beside it; else it is waited for now.
-  size_t free = 0;
-  if (!(run.req.time && !run.req.ncu_target && twice_the_peak_free(run.problem, free))) wait_for_pending_end(run);
+  wait_for_pending_end(run);
   const auto check_options = check_options_for(run, module.get());
 
   // The candidate's copy of the weights, setup(), fingerprints.
@@ -953,8 +937,7 @@ nlohmann::json start_python_ahead(EvalContext& context) {
   return phases;
 }
 
-nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock,
-                                 const std::set<std::string>& reference_ops, EvalContext& context) {
+nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock, EvalContext& context) {
   if (context.python_prestart.is_null() || context.python_prestart.contains("error"))
     return {{"skipped", "kbench's Python did not start ahead in this process"}};
   if (!context.gpu_prepared.is_null()) return {{"skipped", "prepared already"}};
@@ -995,18 +978,14 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
     // this spare runs next to, whose candidate may allocate past what it holds: only where twice
     // that peak and 4 GiB are free.
     const auto& peak = problem.footprint;
-    size_t free = 0;
-    if (twice_the_peak_free(problem, free)) {
+    size_t free = 0, total = 0;
+    cudaMemGetInfo(&free, &total);
+    if (peak.bytes > 0 && !peak.more_than && static_cast<int64_t>(free) >= 2 * peak.bytes + (int64_t{4} << 30)) {
       quietly("reference_to_gpu", [&] { phases["reference"] = prepare_gpu(req, problem, context, loading, /*hold=*/false); });
-      if (!reference_ops.empty()) {  // no GPU work: beside timed calls
-        timed(phases["process_snapshot"], [&] { watch_modelnew_process(context, req.device, problem, req.check.base_seed, reference_ops); });
-        phases["reference_ops"] = "as an earlier spare's runs of the reference found them";
-      } else {
-        quietly("process_snapshot", [&] {
-          watch_modelnew_process(context, req.device, problem, req.check.base_seed);
-          check::give_back_free_memory();  // what the reference's runs allocated
-        });
-      }
+      quietly("process_snapshot", [&] {
+        watch_modelnew_process(context, req.device, problem, req.check.base_seed);
+        check::give_back_free_memory();  // what the reference's runs allocated
+      });
       phases["problem"] = problem.key();
     } else {
       phases["problem_skipped"] = "too little free GPU memory beside the evaluation running (" +
@@ -1034,11 +1013,9 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
     return {{"error", e.what()}};
   }
   context.gpu_prepared = phases;
-  // For the runner, which hands them to its next spares of this problem (not for the record).
-  if (!context.watched_problem.empty()) phases["reference_ops_seen"] = context.process_watch->watched_ops();
   return phases;
 #else
-  (void)expected, (void)spares_lock, (void)reference_ops;
+  (void)expected, (void)spares_lock;
   return {{"skipped", "this kbench was built without CUDA"}};
 #endif
 }

@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -141,7 +140,7 @@ struct EvalContext {
   // The problem whose reference's ops the process watch compares, once they were added to it.
   std::string watched_problem;
   // A retired process still ending (EvalRequest::ending_process) whose wait was put off to the
-  // candidate's first GPU work or its timed calls, in a spare whose GPU was prepared ahead (-1: none).
+  // candidate's first GPU work, in a spare whose GPU was prepared ahead (-1: none).
   int pending_end = -1;
 };
 
@@ -165,15 +164,10 @@ nlohmann::json start_python_ahead(EvalContext& context);
 // uses the GPU holds its quiet lock (sandbox/gpu_lock.h), so none runs beside timed calls (torch.cuda's
 // set-up and the snapshot, which only read state, run beside them); nothing is held for
 // poisoning (the request does that), and what the reference's runs allocated is given back. A
-// request for another problem loads its own reference and adds its ops. `reference_ops`: the ops
-// the expected problem's reference calls, as an earlier spare's runs of it found them (its answer's
-// "reference_ops_seen"); given, the reference is not run here (its runs for L1#19 held the quiet lock
-// 150-250 ms on the H200). Returns the milliseconds of each part (with
-// "reference_ops_seen" once the snapshot watches a problem's ops), {"skipped": why} (no GPU, no
-// Python started ahead), or {"error": ...}, after which the process must not evaluate anything (its
-// CUDA may be unusable).
-nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock,
-                                 const std::set<std::string>& reference_ops, EvalContext& context);
+// request for another problem loads its own reference and adds its ops. Returns the milliseconds
+// of each part, {"skipped": why} (no GPU, no Python started ahead), or {"error": ...}, after which
+// the process must not evaluate anything (its CUDA may be unusable).
+nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock, EvalContext& context);
 
 // Gives the GPU memory this worker holds back to the driver, for a ModelNew evaluated beside it on
 // its GPU (sandbox/gpu_runner.h): the kept reference outputs are dropped, the reference's weights

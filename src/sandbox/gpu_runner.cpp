@@ -90,19 +90,13 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
     modelnew_spares_.back()->start_python_ahead();
     ++started;
   }
-  // The taken spare's own preparation answers first (its replacements start meanwhile): one that
-  // failed is ended unused (its CUDA may be unusable), and a fresh process takes the request. What
-  // its answer says its reference calls is read before the request is sent, while only kbench's
-  // code has run in it.
-  if (taken && !taken->wait_for_gpu_prepared(budgets.compile_s)) taken.reset();
-  if (taken && !taken->reference_ops_seen().empty()) reference_ops_[taken->prepared_for()] = taken->reference_ops_seen();
   // The next ModelNew is likely of this problem (an RL loop's samples): where spares prepare their
   // GPU, each does it now, for it, beside this request, whose GPU memory the worker has given back.
-  if (prepare_spares_gpu_ && !request.compile_only) {
-    const auto known = reference_ops_.find({request.level, request.problem});
-    for (auto& spare : modelnew_spares_)
-      spare->prepare_gpu_ahead(request, spares_lock_, known != reference_ops_.end() ? known->second : std::set<std::string>{});
-  }
+  if (prepare_spares_gpu_ && !request.compile_only)
+    for (auto& spare : modelnew_spares_) spare->prepare_gpu_ahead(request, spares_lock_);
+  // The taken spare's own preparation answered first (its replacements start meanwhile): one that
+  // failed is ended unused (its CUDA may be unusable), and a fresh process takes the request.
+  if (taken && !taken->wait_for_gpu_prepared(budgets.compile_s)) taken.reset();
   if (!taken) {
     taken = std::make_unique<Worker>(worker_exe_);
     ++started;

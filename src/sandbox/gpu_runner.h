@@ -18,18 +18,15 @@
 // Unless KBENCH_SPARES_PREPARE_GPU=0, each spare then prepares its GPU for a ModelNew like the one
 // running (prepare_gpu_ahead: its CUDA context, the reference, the rest of the snapshot, Triton's
 // first GPU use for a Triton file), each part under the GPU's quiet lock (sandbox/gpu_lock.h), which
-// timed calls hold, so that none of it runs beside them. The ops a problem's reference calls, once a
-// spare's preparation found them, are handed to the next spares of that problem, which then run no
-// reference. A request takes a spare once that is done, and one that finds its
-// spare still preparing adds one to the pool as well; a spare prepares only while the worker holds
-// no GPU memory, and the worker takes it again only once no spare prepares (the runner's spares
-// lock, sandbox/gpu_lock.h).
+// timed calls hold, so that none of it runs beside them. A request takes a spare once that is done,
+// and one that finds its spare still preparing adds one to the pool as well; a spare prepares only
+// while the worker holds no GPU memory, and the worker takes it again only once no spare prepares
+// (the runner's spares lock, sandbox/gpu_lock.h).
 //
 // A ModelNew's process ends after its record is returned, on a thread of the runner's, holding the
 // GPU's lock until the driver has released its context and memory: the answer goes out meanwhile,
 // and the next ModelNew's process starts CUDA beside that end and waits for it before it takes GPU
-// memory or times anything (EvalRequest::ending_process; a prepared one, where its checks' memory is
-// free beside the ending process, only before its timed calls). A `.cu` request waits for it first.
+// memory or times anything (EvalRequest::ending_process). A `.cu` request waits for it first.
 #pragma once
 
 #include <deque>
@@ -37,7 +34,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -116,9 +112,6 @@ class GpuRunner {
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;
   bool prepare_spares_gpu_ = true;  // KBENCH_SPARES_PREPARE_GPU=0 turns it off
-  // By level and problem: the ops its reference calls, as a spare's preparation found them, for the
-  // next spares of that problem (which then skip the reference's runs).
-  std::map<std::pair<int, int>, std::set<std::string>> reference_ops_;
   // Held (spares_lock_, exclusively) while the worker has run on the GPU since it last gave its
   // memory back.
   std::filesystem::path spares_lock_;

@@ -187,15 +187,11 @@ bool Worker::ready_for_request() {
   return python_ready() && (!gpu_asked_ || gpu_answered_);
 }
 
-void Worker::prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock,
-                               const std::set<std::string>& reference_ops) {
+void Worker::prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock) {
   if (gpu_asked_) return;
   start();
-  write_line(to_worker_, {{"prepare_gpu_ahead", expected.to_json()},
-                          {"spares_lock", spares_lock.string()},
-                          {"reference_ops", reference_ops}});
+  write_line(to_worker_, {{"prepare_gpu_ahead", expected.to_json()}, {"spares_lock", spares_lock.string()}});
   gpu_asked_ = true;
-  prepared_for_ = {expected.level, expected.problem};
 }
 
 bool Worker::wait_for_gpu_prepared(double timeout_s) {
@@ -254,11 +250,8 @@ std::vector<nlohmann::json> Worker::read_messages(int wait_ms, bool& gone) {
     auto msg = nlohmann::json::parse(line, nullptr, false);
     if (msg.is_discarded()) msg = {{"unreadable", line}};
     if (msg.contains("python_started")) python_answered_ = true, python_answered_at_ = Clock::now();
-    // Only the first answer: it comes before any request is sent, a later line may be the submission's.
-    if (const auto gpu = msg.find("gpu_prepared"); gpu != msg.end() && !gpu_answered_) {
+    if (const auto gpu = msg.find("gpu_prepared"); gpu != msg.end())
       gpu_answered_ = true, gpu_failed_ = gpu->is_object() && gpu->contains("error");
-      if (gpu->is_object() && !gpu_failed_) reference_ops_seen_ = gpu->value("reference_ops_seen", std::set<std::string>{});
-    }
     messages.push_back(std::move(msg));
   }
   return messages;
@@ -518,8 +511,8 @@ int run_worker(int fd) {
     if (message.contains("prepare_gpu_ahead")) {
       nlohmann::json answer;
       try {
-        answer = prepare_gpu_ahead(EvalRequest::from_json(message["prepare_gpu_ahead"]), message.value("spares_lock", ""),
-                                   message.value("reference_ops", std::set<std::string>{}), context);
+        answer = prepare_gpu_ahead(EvalRequest::from_json(message["prepare_gpu_ahead"]),
+                                   message.value("spares_lock", ""), context);
       } catch (const std::exception& e) {
         answer = {{"error", e.what()}};
       }

@@ -6,10 +6,8 @@
 
 #include <chrono>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <sys/types.h>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -79,20 +77,14 @@ class Worker {
 
   // Has the process prepare its GPU for a ModelNew like `expected` once its Python has started
   // (sandbox/evaluation.h: prepare_gpu_ahead), holding `spares_lock` shared meanwhile, unless it was
-  // asked already; returns without waiting. `reference_ops`: the ops that problem's reference calls,
-  // where an earlier spare saw them (none: this one runs the reference to find them).
-  void prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock,
-                         const std::set<std::string>& reference_ops = {});
+  // asked already; returns without waiting.
+  void prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock);
 
   // Waits up to `timeout_s` for that answer (at once where none was asked). False where the
   // preparation failed or did not answer in time: the process must then not evaluate anything. The
   // next record says how long this waited: for the Python start in worker.python_prestart_wait_ms,
   // for the preparation after it in worker.gpu_prepare_wait_ms.
   bool wait_for_gpu_prepared(double timeout_s);
-  // The level and problem it was asked to prepare for, and the ops of their reference as that
-  // preparation's snapshot watches them (empty until it answered, or where it watched none).
-  std::pair<int, int> prepared_for() const { return prepared_for_; }
-  const std::set<std::string>& reference_ops_seen() const { return reference_ops_seen_; }
 
   // Has the worker give back the GPU memory it holds (sandbox/evaluation.h: give_back_gpu_memory)
   // for another process on its GPU. One that does not answer within `timeout_s`, or fails to, is
@@ -148,8 +140,6 @@ class Worker {
   // parted into the Python start's and the preparation's.
   bool gpu_asked_ = false, gpu_answered_ = false, gpu_failed_ = false;
   double python_wait_ms_ = 0, gpu_prepare_wait_ms_ = 0;
-  std::pair<int, int> prepared_for_;
-  std::set<std::string> reference_ops_seen_;
 };
 
 // The rule for a worker's death that may not be the candidate's doing: killed by SIGKILL or SIGTERM,

@@ -322,22 +322,6 @@ done)");
     CHECK(second["worker"].contains("gpu_prepare_wait_ms"));
     CHECK(pid_of(first) != spare_pid);
   }
-  SECTION("by default: the ops a taken spare's preparation saw its reference call go to the next spares of that problem") {
-    const testing::ScopedEnv unset("KBENCH_SPARES_PREPARE_GPU", std::nullopt);
-    sandbox::GpuRunner runner(7, spare("ops-spare", R"({"gpu_prepared":{"cuda_context":1,"reference_ops_seen":["aten::relu"]}})"));
-    runner.evaluate(request, {});  // a fresh process: no preparation read yet, so its spare is asked with none
-    REQUIRE(wait_for([&] { return log_lines().size() == 1; }, 20));
-    CHECK(log_lines()[0]["reference_ops"].empty());
-    runner.evaluate(request, {});  // takes that spare, whose answer names the reference's ops
-    REQUIRE(wait_for([&] { return log_lines().size() == 2; }, 20));
-    CHECK(log_lines()[1]["reference_ops"] == nlohmann::json::array({"aten::relu"}));
-    auto other = request;
-    other.problem = 13;  // another problem's spare is asked with none
-    runner.evaluate(other, {});
-    REQUIRE(wait_for([&] { return log_lines().size() == 3; }, 20));
-    CHECK(log_lines()[2]["prepare_gpu_ahead"]["problem"] == 13);
-    CHECK(log_lines()[2]["reference_ops"].empty());
-  }
   SECTION("still preparing: the request waits for it, and the pool grows by one, as for a Python still starting") {
     const testing::ScopedEnv on("KBENCH_SPARES_PREPARE_GPU", "1");
     sandbox::GpuRunner runner(7, spare("slow-prepare", R"({"gpu_prepared":{"cuda_context":1}})", "3"));
