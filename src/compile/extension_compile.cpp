@@ -151,7 +151,10 @@ HeaderTier header_tier(const std::string& name, const std::filesystem::path& hea
       const auto header = include_dir / "torch" / file;
       if (std::filesystem::exists(header)) continue;
       std::filesystem::create_directories(header.parent_path());
-      write_file_atomically(header, text);
+      // Never replaced once there: a compile includes it more than once, and nvcc's #pragma once
+      // knows a file by its identity, so another build's rename under it broke that compile
+      // ("already defined"; seen in CI with two builds into a fresh cache).
+      write_file_atomically(header, text, /*replace=*/false);
     }
   return tier;
 }

@@ -69,7 +69,7 @@ std::string file_bytes(const std::filesystem::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes) {
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes, bool replace) {
   auto tmp = path;
   tmp += "." + std::to_string(::getpid()) + "." +
          std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())) + ".tmp";
@@ -77,8 +77,11 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (out.flush()) std::filesystem::rename(tmp, path, ec);
-    else ec = std::make_error_code(std::errc::io_error);
+    if (!out.flush()) ec = std::make_error_code(std::errc::io_error);
+    else if (!replace && (std::filesystem::create_hard_link(tmp, path, ec), !ec || ec == std::errc::file_exists))
+      ec.clear(), std::filesystem::remove(tmp, ec);  // a file already there stays
+    else  // replacing, or a file system without hard links
+      ec.clear(), std::filesystem::rename(tmp, path, ec);
   }
   if (ec) {
     const auto reason = ec.message();

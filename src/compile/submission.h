@@ -32,7 +32,9 @@ std::string file_bytes(const std::filesystem::path& path);
 
 // Writes `bytes` to `path` through a temporary file beside it (named per process and thread) and a
 // rename, so that a reader, in this process or another, finds the old file or the whole new one,
-// never part of it. Throws std::runtime_error when it cannot.
-void write_file_atomically(const std::filesystem::path& path, const std::string& bytes);
+// never part of it. With `replace` false, a file already at `path` stays (a hard link, not a
+// rename): for a file that readers must keep finding as the same file. Throws std::runtime_error
+// when it cannot.
+void write_file_atomically(const std::filesystem::path& path, const std::string& bytes, bool replace = true);
 
 }  // namespace kbench::compile
