@@ -29,6 +29,7 @@
 # redraws     scripts/bench/redraw-bench.py: a timed call's input draw against the bandwidth floor
 # disturbance scripts/bench/context-disturbance.py: timed calls beside processes that start on the GPU (what the
 #             quiet lock keeps from a spare's CUDA context and first kernels), ~2 min
+# process-end scripts/bench/process-end-bench.py: what a retired process's end costs by the GPU memory it holds, ~2 min
 # serve-tests the kbench serve tests, CPU and GPU (the test binary, after exporting their problems)
 # serve       scripts/bench/serve-bench.sh latency load (warm latency; load test with a SIGTERM), ~4 min
 # serve-throughput  scripts/bench/serve-bench.sh throughput (the 200-submission mix: batch, then serve), ~6 min
@@ -223,6 +224,9 @@ PY
   disturbance)
     timed disturbance python3 scripts/bench/context-disturbance.py
     cat "$LOGS/disturbance.log" ;;
+  process-end)
+    timed process-end python3 scripts/bench/process-end-bench.py
+    cat "$LOGS/process-end.log" ;;
   serve-tests)
     # The test binary directly, with only the problems its GPU tests use exported (ctest's fixture
     # exports all 250 first).

@@ -24,6 +24,7 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 at::Tensor not_relu(const at::Tensor& x) { return x.clone(); }
+at::Tensor not_add(const at::Tensor& a, const at::Tensor&, const at::Scalar&) { return a.clone(); }
 
 }  // namespace
 
@@ -111,6 +112,20 @@ TEST_CASE("process state: a watch compares the watched ops at each check and eve
   CHECK_THAT(watch.change(), contains_text("(at the end)"));
   CHECK_FALSE(watch.verify(ProcessStateWatch::Depth::settings, "later"));  // the first change is kept
   CHECK_THAT(watch.change(), !contains_text("later"));
+}
+
+TEST_CASE("process state: a watched check finds an overload of a watched op replaced, and no other op", "[process_state]") {
+  ProcessStateWatch watch(-1, /*watch_dispatcher=*/true);
+  watch.watch_ops(ops_called_by([] { at::add(at::ones({4}), at::ones({4})); }));  // "aten::add", no overload named
+  {
+    torch::Library others(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+    others.impl("sigmoid", TORCH_FN(not_relu));
+    CHECK(watch.verify(ProcessStateWatch::Depth::watched_ops, "sigmoid replaced"));
+  }
+  torch::Library override(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+  override.impl("add.Tensor", TORCH_FN(not_add));
+  CHECK_FALSE(watch.verify(ProcessStateWatch::Depth::watched_ops, "after the candidate's call in trial 1"));
+  CHECK_THAT(watch.change(), contains_text("aten::add.Tensor: CPU replaced (after the candidate's call in trial 1)"));
 }
 
 TEST_CASE("process state: the active watch hears the checks' calls, and none is a no-op", "[process_state]") {
