@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fcntl.h>
 #include <fstream>
 #include <ftw.h>
 #include <future>
-#include <sys/file.h>
 #include <thread>
 #include <unistd.h>
 #include <utility>
 
 #include "compile/child_process.h"
+#include "compile/file_lock.h"
 #include "compile/submission.h"
 
 namespace kbench::compile {
@@ -207,17 +206,20 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
   if (present()) return {dir, "used", nullptr};
   if (std::filesystem::exists(failed)) return {{}, "not used: its build failed before (" + failed.string() + ")", nullptr};
 
-  const int lock = ::open((pch_root / (key + ".lock")).c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lock < 0) return {{}, "not used: its lock could not be opened", nullptr};
+  const auto lock_path = pch_root / (key + ".lock");
   const auto asked = Clock::now();
-  bool locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
-  while (!locked && can_wait && Clock::now() - asked < kLongestWaitForHeader) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+  std::unique_ptr<FileLock> locked;
+  try {
+    locked = FileLock::try_exclusive(lock_path);
+    while (!locked && can_wait && Clock::now() - asked < kLongestWaitForHeader) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      locked = FileLock::try_exclusive(lock_path);
+    }
+  } catch (const std::runtime_error& e) {
+    return {{}, std::string("not used: ") + e.what(), nullptr};
   }
   const double waited_s = std::chrono::duration<double>(Clock::now() - asked).count();
   if (!locked) {
-    ::close(lock);
     return {{}, can_wait ? "not used: another build was still making it after " + std::to_string(kLongestWaitForHeader.count()) + " s"
                          : "not used: another build is making it",
             nullptr, waited_s};
@@ -246,8 +248,6 @@ PrecompiledHeader precompiled_header(const nlohmann::json& plan, const std::file
       result = {{}, "not used: its build failed (" + failed.string() + ")", made.times(), waited_s};
     }
   }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
   return result;
 }
 

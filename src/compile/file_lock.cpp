@@ -24,11 +24,15 @@ FileLock::FileLock(const std::filesystem::path& path, int operation) {
   fd_ = fd;
 }
 
-std::unique_ptr<FileLock> FileLock::try_shared(const std::filesystem::path& path) {
-  std::unique_ptr<FileLock> lock(new FileLock(path, LOCK_SH | LOCK_NB));
+std::unique_ptr<FileLock> FileLock::try_lock(const std::filesystem::path& path, int operation) {
+  std::unique_ptr<FileLock> lock(new FileLock(path, operation | LOCK_NB));
   if (lock->fd_ < 0) lock.reset();
   return lock;
 }
+
+std::unique_ptr<FileLock> FileLock::try_shared(const std::filesystem::path& path) { return try_lock(path, LOCK_SH); }
+
+std::unique_ptr<FileLock> FileLock::try_exclusive(const std::filesystem::path& path) { return try_lock(path, LOCK_EX); }
 
 FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);  // closing lets go of the lock

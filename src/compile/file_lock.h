@@ -18,9 +18,13 @@ class FileLock {
   // A shared hold of the lock, taken only where nobody holds it exclusively now (null then): for
   // work that may run beside others' like it, never beside the exclusive holder's.
   static std::unique_ptr<FileLock> try_shared(const std::filesystem::path& path);
+  // The exclusive hold, taken only where nobody holds the lock now (null then): for a caller that
+  // decides for itself how long to wait, and whether to.
+  static std::unique_ptr<FileLock> try_exclusive(const std::filesystem::path& path);
 
  private:
   FileLock(const std::filesystem::path& path, int operation);  // flock(2)'s; fd_ stays -1 where LOCK_NB found it held
+  static std::unique_ptr<FileLock> try_lock(const std::filesystem::path& path, int operation);  // null where held
   int fd_ = -1;
 };
 

@@ -13,6 +13,7 @@
 
 #include "fixtures.h"
 #include "compile/extension_build.h"
+#include "compile/file_lock.h"
 
 #include "catch.h"
 
@@ -269,6 +270,26 @@ TEST_CASE("processes that share a cache build an extension once, and the others 
   // Nothing half-made left beside the entry.
   for (const auto& entry : std::filesystem::directory_iterator(cache.dir()))
     CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("a lock taken without waiting is none while another holds it, and taken once it is free", "[compile]") {
+  // What a build waiting for another's precompiled header polls (flock's locks are per open file, so
+  // two holds in one process exclude each other as two processes do).
+  const auto path = testing::scratch_dir("file-lock") / "header.lock";
+  {
+    const compile::FileLock maker(path);
+    CHECK(compile::FileLock::try_exclusive(path) == nullptr);
+  }
+  {
+    const auto reader = compile::FileLock::try_shared(path);
+    REQUIRE(reader != nullptr);
+    CHECK(compile::FileLock::try_exclusive(path) == nullptr);
+  }
+  auto held = compile::FileLock::try_exclusive(path);
+  REQUIRE(held != nullptr);
+  CHECK(compile::FileLock::try_shared(path) == nullptr);
+  held.reset();
+  CHECK(compile::FileLock::try_exclusive(path) != nullptr);
 }
 
 TEST_CASE("a CUDA build waits beside nvcc for the precompiled header another build is making", "[modelnew]") {
