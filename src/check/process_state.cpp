@@ -159,9 +159,19 @@ std::string changed_keys(const std::string& before, const std::string& after) {
 thread_local ProcessStateWatch* t_active = nullptr;
 thread_local std::set<std::string>* t_ops_called = nullptr;
 
+// The overload the dispatcher ran ("aten::add.Tensor"): what a later call of the same work runs
+// again. A record that names no operator is not the dispatcher's, whose kernels are all a check reads.
 std::unique_ptr<at::ObserverContext> note_op(const at::RecordFunction& fn) {
-  if (t_ops_called) t_ops_called->insert(fn.name());
+  if (!t_ops_called) return nullptr;
+  if (const auto op = fn.operator_name()) t_ops_called->insert(full_name(*op));
   return nullptr;
+}
+
+// "aten::add.Tensor" as the dispatcher names it; an op's base name holds no dot.
+c10::OperatorName operator_name(const std::string& full) {
+  const auto names_space = full.find("::");
+  const auto dot = full.find('.', names_space == std::string::npos ? 0 : names_space);
+  return dot == std::string::npos ? c10::OperatorName(full, "") : c10::OperatorName(full.substr(0, dot), full.substr(dot + 1));
 }
 
 }  // namespace
@@ -181,8 +191,8 @@ ProcessState capture_settings(int device) {
 ProcessState capture_dispatcher(const std::set<std::string>& ops) {
   auto& dispatcher = c10::Dispatcher::singleton();
   std::vector<c10::OperatorName> names;
-  for (auto& name : dispatcher.getAllOpNames())
-    if (ops.empty() || ops.count(name.name)) names.push_back(std::move(name));
+  if (ops.empty()) names = dispatcher.getAllOpNames();
+  for (const auto& op : ops) names.push_back(operator_name(op));
   // Reading every op's kernels (about 3,400 dumpState texts) is the costly part of a ModelNew's
   // checks; the reads are independent, so a full capture shares them among up to 8 threads.
   const size_t threads =

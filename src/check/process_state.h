@@ -12,8 +12,8 @@
 // dtype, thread counts, flush-denormal, the calling thread's dispatch keys (autocast, Python modes),
 // and with a GPU the current device and stream, device limits (L2 persistence among them), cache
 // config, device flags and the access-policy windows of the current and the default stream. The
-// dispatcher: the kernels registered for the ops the reference and kbench's own checks call (each
-// check), and for every op (at the end of an evaluation; it costs tens of milliseconds).
+// dispatcher: the kernels registered for the overloads the reference and kbench's own checks call
+// (each check), and for every op (at the end of an evaluation; it costs tens of milliseconds).
 #pragma once
 
 #include <functional>
@@ -33,12 +33,12 @@ using ProcessState = std::map<std::string, std::string>;
 ProcessState capture_settings(int device);
 
 // The kernels registered in PyTorch's dispatcher under the dispatch keys that a forward on dense
-// CPU or CUDA tensors can reach, one entry per op ("dispatcher aten::relu"): for `ops`, or for every
-// op when `ops` is empty.
+// CPU or CUDA tensors can reach, one entry per overload ("aten::add.Tensor", "aten::relu"): for the
+// overloads `ops` names, or for every op's when `ops` is empty.
 ProcessState capture_dispatcher(const std::set<std::string>& ops = {});
 
-// The ops `work` calls on this thread, nested ones included ("aten::relu"): what a watch's
-// watched_ops checks compare.
+// The overloads of the ops `work` calls on this thread, nested ones included ("aten::add.Tensor",
+// "aten::relu"): what a watch's watched_ops checks compare.
 std::set<std::string> ops_called_by(const std::function<void()>& work);
 
 // What differs from `before` in `after`, one line each ("cudnn.enabled: 1 -> 0"). Entries that only
@@ -62,8 +62,10 @@ class ProcessStateWatch {
   // the candidate's call in trial 2"). Returns false once anything has changed.
   bool verify(Depth depth, const std::string& where);
 
-  // Ops whose kernels every watched_ops check compares: those the reference and kbench's checks
-  // were seen to call (names as RecordFunction gives them, "aten::relu").
+  // Overloads whose kernels every watched_ops check compares: those the reference and kbench's
+  // checks were seen to call (ops_called_by). Another overload of the same op is read only at the
+  // end: the calls that follow a check dispatch to the overloads seen, and only theirs can change
+  // an answer.
   void watch_ops(const std::set<std::string>& ops);
 
   bool changed() const { return !change_.empty(); }

@@ -1,6 +1,7 @@
 // check/process_state.h on the CPU: each kind of setting a submission could change is found and
 // named, a kernel registered for an aten op (as TORCH_LIBRARY_IMPL or torch.library does) is found
-// by the op's name, a new op of the submission's own is not a change, and a watch keeps the first
+// by the overload's name (at each check for the overloads the watched work ran, at the end for
+// every op's), a new op of the submission's own is not a change, and a watch keeps the first
 // change it saw. The GPU settings (limits, streams, access-policy windows) are covered by the GPU
 // tests of tests/sandbox/process_state_gpu_test.cpp.
 #include <ATen/Parallel.h>
@@ -25,6 +26,7 @@ std::string joined(const std::vector<std::string>& lines) {
 
 at::Tensor not_relu(const at::Tensor& x) { return x.clone(); }
 at::Tensor not_add(const at::Tensor& a, const at::Tensor&, const at::Scalar&) { return a.clone(); }
+at::Tensor not_add_scalar(const at::Tensor& a, const at::Scalar&, const at::Scalar&) { return a.clone(); }
 
 }  // namespace
 
@@ -114,9 +116,16 @@ TEST_CASE("process state: a watch compares the watched ops at each check and eve
   CHECK_THAT(watch.change(), !contains_text("later"));
 }
 
-TEST_CASE("process state: a watched check finds an overload of a watched op replaced, and no other op", "[process_state]") {
+TEST_CASE("process state: ops_called_by names the overload each call ran", "[process_state]") {
+  const auto ops = ops_called_by([] { at::add(at::ones({4}), at::ones({4})); });
+  CHECK(ops.count("aten::add.Tensor") == 1);
+  CHECK(ops.count("aten::add.Scalar") == 0);
+  CHECK(ops.count("aten::add") == 0);
+}
+
+TEST_CASE("process state: a watched check finds the overload its work ran replaced, and no other op", "[process_state]") {
   ProcessStateWatch watch(-1, /*watch_dispatcher=*/true);
-  watch.watch_ops(ops_called_by([] { at::add(at::ones({4}), at::ones({4})); }));  // "aten::add", no overload named
+  watch.watch_ops(ops_called_by([] { at::add(at::ones({4}), at::ones({4})); }));  // aten::add.Tensor
   {
     torch::Library others(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
     others.impl("sigmoid", TORCH_FN(not_relu));
@@ -126,6 +135,16 @@ TEST_CASE("process state: a watched check finds an overload of a watched op repl
   override.impl("add.Tensor", TORCH_FN(not_add));
   CHECK_FALSE(watch.verify(ProcessStateWatch::Depth::watched_ops, "after the candidate's call in trial 1"));
   CHECK_THAT(watch.change(), contains_text("aten::add.Tensor: CPU replaced (after the candidate's call in trial 1)"));
+}
+
+TEST_CASE("process state: another overload of a watched op is compared at the end, not at each check", "[process_state]") {
+  ProcessStateWatch watch(-1, /*watch_dispatcher=*/true);
+  watch.watch_ops(ops_called_by([] { at::add(at::ones({4}), at::ones({4})); }));  // aten::add.Tensor alone
+  torch::Library override(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+  override.impl("add.Scalar", TORCH_FN(not_add_scalar));  // what the watched work never runs
+  CHECK(watch.verify(ProcessStateWatch::Depth::watched_ops, "after the candidate's call in trial 1"));
+  CHECK_FALSE(watch.verify(ProcessStateWatch::Depth::all_ops, "at the end of the evaluation"));
+  CHECK_THAT(watch.change(), contains_text("aten::add.Scalar: CPU added (at the end of the evaluation)"));
 }
 
 TEST_CASE("process state: the active watch hears the checks' calls, and none is a no-op", "[process_state]") {
