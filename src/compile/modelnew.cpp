@@ -374,9 +374,8 @@ nlohmann::json triton_report() { return triton::report(); }
 
 std::string start_triton_ahead(const std::filesystem::path& cache_dir) { return triton::start(cache_dir); }
 
-std::string prepare_triton_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches,
-                                     const std::function<void(const std::function<void()>&)>& on_gpu) {
-  return triton::prepare_gpu_ahead(cache_dir, count_launches, on_gpu);
+std::string prepare_triton_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches) {
+  return triton::prepare_gpu_ahead(cache_dir, count_launches);
 }
 
 nlohmann::json modelnew_environment() {

@@ -67,10 +67,9 @@ std::string imported_backend(const std::string& source);
 std::string start_triton_ahead(const std::filesystem::path& cache_dir);
 
 // In a spare whose GPU is prepared ahead, before its file is known: Triton's first use of the GPU
-// and kbench's own Triton kernel, launched inside `on_gpu` and counted by `count_launches`
-// (triton_runtime.h). Returns "" or why Triton cannot run.
-std::string prepare_triton_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches,
-                                     const std::function<void(const std::function<void()>&)>& on_gpu);
+// and kbench's own Triton kernel, launched and counted by `count_launches` (triton_runtime.h).
+// Returns "" or why Triton cannot run.
+std::string prepare_triton_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches);
 
 // For the record, once the submission ran: Triton's set-up, compiles and their time
 // (triton_runtime.h), or null where Triton was not set up in this process.

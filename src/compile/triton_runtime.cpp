@@ -213,10 +213,7 @@ std::string start(const fs::path& cache_dir) {
 namespace {
 
 // Triton's first use of the GPU and kbench's kernel counted: once per process, ahead or in prepare().
-// Only the launch goes through `on_gpu`; Triton's target, the ptxas version and the kernel's compile
-// (or its cache hit) are host work done before it.
-std::string prepare_gpu(const fs::path& cache_dir, const std::function<int64_t()>& count_launches,
-                        const std::function<void(const std::function<void()>&)>& on_gpu) {
+std::string prepare_gpu(const fs::path& cache_dir, const std::function<int64_t()>& count_launches) {
   auto& s = state();
   if (s.gpu_started) return s.gpu_refusal;
   s.gpu_started = true;
@@ -233,14 +230,9 @@ std::string prepare_gpu(const fs::path& cache_dir, const std::function<int64_t()
       s.ptxas = s.info["ptxas"];
       fs::remove_all(s.scratch_dir);  // the process's own cache until now, unused: nothing was compiled yet
       s.writable_dir = check_dir;
-      s.support->attr("compile_check")(check_dir.string());
-      bool right = false;
-      int64_t launched = 0;
-      on_gpu([&] {
-        const auto launches_before = count_launches();
-        right = s.support->attr("run_check")().cast<bool>();
-        launched = count_launches() - launches_before;
-      });
+      const auto launches_before = count_launches();
+      const bool right = s.support->attr("run_check")(check_dir.string()).cast<bool>();
+      const auto launched = count_launches() - launches_before;
       s.writable_dir.clear();  // until the file's own directory is known
       if (!right || launched != 1)
         return "kbench's own Triton kernel " + std::string(right ? "ran" : "gave a wrong answer") + " and kbench counted " +
@@ -257,10 +249,9 @@ std::string prepare_gpu(const fs::path& cache_dir, const std::function<int64_t()
 
 }  // namespace
 
-std::string prepare_gpu_ahead(const fs::path& cache_dir, const std::function<int64_t()>& count_launches,
-                              const std::function<void(const std::function<void()>&)>& on_gpu) {
+std::string prepare_gpu_ahead(const fs::path& cache_dir, const std::function<int64_t()>& count_launches) {
   state().gpu_setup_ahead = !state().gpu_started;
-  return prepare_gpu(cache_dir, count_launches, on_gpu);
+  return prepare_gpu(cache_dir, count_launches);
 }
 
 std::string prepare(const fs::path& file, const fs::path& cache_dir, const std::function<int64_t()>& count_launches) {
@@ -286,9 +277,7 @@ std::string prepare(const fs::path& file, const fs::path& cache_dir, const std::
   const bool gpu_ran_ahead = s.gpu_started;
   if (!gpu_ran_ahead)
     if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
-  if (const auto refusal = prepare_gpu(cache_dir, count_launches, [](const std::function<void()>& launch) { launch(); });
-      !refusal.empty())
-    return refusal;
+  if (const auto refusal = prepare_gpu(cache_dir, count_launches); !refusal.empty()) return refusal;
   if (gpu_ran_ahead)
     if (const auto refusal = use_kernel_dir(); !refusal.empty()) return refusal;
   s.writable_dir = kernel_dir;

@@ -31,13 +31,11 @@ bool imports_triton(const std::string& source);
 // taken. Once per process; a spare worker does it ahead (sandbox/worker.h). Returns "" or why not.
 std::string start(const std::filesystem::path& cache_dir);
 
-// Triton's first use of the GPU and kbench's own kernel compiled, launched and counted (see above;
-// start() first where it has not run): what needs the GPU but not the file, once per process. A
-// spare whose GPU is prepared ahead of its request (sandbox/gpu_runner.h) does it then, and the
-// record says so; prepare() does it otherwise. The kernel's launch, the only GPU work of it, runs
-// inside `on_gpu` (a spare's quiet lock). Returns "" or why Triton cannot run here.
-std::string prepare_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches,
-                              const std::function<void(const std::function<void()>&)>& on_gpu);
+// Triton's first use of the GPU and kbench's own kernel launched and counted (see above; start()
+// first where it has not run): what needs the GPU but not the file, once per process. A spare whose
+// GPU is prepared ahead of its request (sandbox/gpu_runner.h) does it then, and the record says so;
+// prepare() does it otherwise. Returns "" or why Triton cannot run here.
+std::string prepare_gpu_ahead(const std::filesystem::path& cache_dir, const std::function<int64_t()>& count_launches);
 
 // Sets Triton up for `file` (see above; its GPU's part first where that has not run), once per process.
 // Returns "" when Triton is ready, else why kbench cannot run it here (not installed, no GPU, its

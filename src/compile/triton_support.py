@@ -134,23 +134,16 @@ def _module_from_path(name, path):
     return module
 
 
-def compile_check(check_dir):
-    """kbench's check kernel (CHECK_KERNEL, written into `check_dir`) compiled into that directory,
-    or found there, without a launch: host work, which a spare does beside timed calls."""
+def run_check(check_dir):
+    """kbench's check kernel (CHECK_KERNEL, written into `check_dir`), compiled into that directory
+    and launched once. Returns whether its output is right."""
     knobs = _state["knobs"]
     kernel_dir = knobs.cache.dir
     knobs.cache.dir = check_dir
     try:
-        check = _module_from_path("kbench_triton_check", os.path.join(check_dir, "kbench_triton_check.py"))
-        check.compile()
-        _state["check"] = check
+        return bool(_module_from_path("kbench_triton_check", os.path.join(check_dir, "kbench_triton_check.py")).run())
     finally:
         knobs.cache.dir = kernel_dir
-
-
-def run_check():
-    """The check kernel compiled by compile_check(), launched once. Returns whether its output is right."""
-    return bool(_state["check"].run())
 
 
 def uses_triton(module):
@@ -173,10 +166,6 @@ def _add_one(x_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1.0, mask=mask)
-
-
-def compile():
-    _add_one.warmup(torch.float32, 8, BLOCK=8, grid=(1,))  # the signature of run()'s launch
 
 
 def run():

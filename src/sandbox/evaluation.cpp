@@ -1004,10 +1004,8 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
     if (backend != "triton")
       phases["triton_skipped"] = "the file running beside this spare imports no Triton (" + backend + ")";
     else if (!context.python_prestart.contains("triton_refusal"))
-      timed(phases["triton"], [&] {
-        if (const auto refusal = compile::prepare_triton_gpu_ahead(
-                problems::cache_dir(), [] { return launch::launch_count(); },
-                [&](const std::function<void()>& launch) { quietly("triton_launch", launch); });
+      quietly("triton", [&] {
+        if (const auto refusal = compile::prepare_triton_gpu_ahead(problems::cache_dir(), [] { return launch::launch_count(); });
             !refusal.empty())
           phases["triton_refusal"] = refusal;
       });
