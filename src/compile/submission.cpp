@@ -78,16 +78,18 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
     std::ofstream out(tmp, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out.flush()) ec = std::make_error_code(std::errc::io_error);
-    else if (!replace && (std::filesystem::create_hard_link(tmp, path, ec), !ec || ec == std::errc::file_exists))
-      ec.clear(), std::filesystem::remove(tmp, ec);  // a file already there stays
-    else  // replacing, or a file system without hard links
-      ec.clear(), std::filesystem::rename(tmp, path, ec);
   }
-  if (ec) {
-    const auto reason = ec.message();
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + path.string() + ": " + reason);
+  bool in_place = false;  // the path holds this file, or one that was there already and stays
+  if (!ec && !replace) {
+    std::filesystem::create_hard_link(tmp, path, ec);
+    in_place = !ec || ec == std::errc::file_exists;
+    ec.clear();  // any other failure: a file system without hard links, which renames instead
   }
+  if (!ec && !in_place) std::filesystem::rename(tmp, path, ec);
+  const auto reason = ec.message();
+  std::error_code ignored;  // a temporary left behind is no failure of a file in place
+  if (in_place || ec) std::filesystem::remove(tmp, ignored);
+  if (ec) throw std::runtime_error("cannot write " + path.string() + ": " + reason);
 }
 
 }  // namespace kbench::compile

@@ -69,7 +69,7 @@ TEST_CASE("a host program's value-computing PyTorch ops are told from allocation
   CHECK_FALSE(computes_values("kbench::launch"));
 }
 
-TEST_CASE("a file written atomically is whole, replaces the old one, and leaves no temporary behind", "[compile]") {
+TEST_CASE("a file written atomically is whole, replaces the old one or keeps it, and leaves no temporary behind", "[compile]") {
   const auto dir = std::filesystem::temp_directory_path() / "kbench-atomic-write";
   kbench::testing::remove_tree(dir);
   std::filesystem::create_directories(dir);
@@ -78,6 +78,13 @@ TEST_CASE("a file written atomically is whole, replaces the old one, and leaves 
   kbench::compile::write_file_atomically(file, std::string("second\0with a zero byte", 23));
   CHECK(kbench::compile::file_bytes(file) == std::string("second\0with a zero byte", 23));
   CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+  // Not replacing: a file already there stays, a new one is written, and no temporary is left.
+  kbench::compile::write_file_atomically(file, "third\n", /*replace=*/false);
+  CHECK(kbench::compile::file_bytes(file) == std::string("second\0with a zero byte", 23));
+  kbench::compile::write_file_atomically(dir / "new.json", "new\n", /*replace=*/false);
+  CHECK(kbench::compile::file_bytes(dir / "new.json") == "new\n");
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 2);
+  std::filesystem::remove(dir / "new.json");
   // A folder that does not exist: an error that names the file, and still nothing left behind.
   CHECK_THROWS_WITH(kbench::compile::write_file_atomically(dir / "missing" / "doc.json", "x"), contains_text("missing/doc.json"));
   CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
