@@ -34,7 +34,8 @@ EOF
 }
 
 echo "== 1. each fixture alone, beside its honest twin"
-for entry in l1_19_relu:1:19 l1_19_overrides_relu_in_cpp:1:19 l1_19_overrides_relu_in_python:1:19 \
+for entry in l1_19_relu:1:19 l1_19_overrides_relu_in_cpp:1:19 l1_19_overrides_relu_under_its_name:1:19 \
+             l1_19_overrides_relu_in_python:1:19 \
              l1_19_copy_with_relu_overridden:1:19 l1_19_l2_persisting_window:1:19 l2_1_conv_relu_bias:2:1 \
              l2_1_cudnn_off_outside_own_calls:2:1 l2_1_flag_during_own_calls:2:1; do
   IFS=: read -r name level problem <<<"$entry"

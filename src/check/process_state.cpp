@@ -121,17 +121,22 @@ bool reachable_key(const std::string& key) {
   return false;
 }
 
-// The lines of an op's dumpState() for the reachable keys: "CUDA: registered at <file>:<line> :: ...".
-// Kernels a later registration overrides are listed as "CUDA (inactive): ...": only the active count.
+// The dispatch key a dumpState() line is about: "CUDA" of "CUDA: registered at <file>:<line> :: ..."
+// and of "CUDA (inactive): ...", a kernel that a later registration overrides.
+std::string dispatch_key_of(const std::string& line) {
+  auto key = line.substr(0, line.find(": "));
+  if (const auto inactive = key.find(" (inactive)"); inactive != std::string::npos) key.erase(inactive);
+  return key;
+}
+
+// The lines of an op's dumpState() for the reachable keys, the overridden kernels' included: a
+// registration may give itself the file and line of the kernel it overrides, and then only the
+// kernel it pushed down shows that it is there.
 std::string reachable_kernels(const c10::OperatorHandle& op) {
   std::istringstream lines(op.dumpState());
   std::string kept;
-  for (std::string line; std::getline(lines, line);) {
-    const auto colon = line.find(": ");
-    if (colon == std::string::npos) continue;
-    const auto key = line.substr(0, colon);
-    if (reachable_key(key) && key.find("(inactive)") == std::string::npos) kept += line + "\n";
-  }
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(": ") != std::string::npos && reachable_key(dispatch_key_of(line))) kept += line + "\n";
   return kept;
 }
 
@@ -139,19 +144,19 @@ std::string full_name(const c10::OperatorName& name) {
   return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
 }
 
-// The keys of the lines that differ between two reachable_kernels texts.
+// The dispatch keys whose kernels differ between two reachable_kernels texts.
 std::string changed_keys(const std::string& before, const std::string& after) {
   auto by_key = [](const std::string& kernels) {
     std::map<std::string, std::string> m;
     std::istringstream lines(kernels);
-    for (std::string line; std::getline(lines, line);) m[line.substr(0, line.find(": "))] = line;
+    for (std::string line; std::getline(lines, line);) m[dispatch_key_of(line)] += line + "\n";
     return m;
   };
   const auto b = by_key(before), a = by_key(after);
   std::string keys;
-  for (const auto& [key, line] : a)
-    if (!b.count(key) || b.at(key) != line) keys += (keys.empty() ? "" : ", ") + key + (b.count(key) ? " replaced" : " added");
-  for (const auto& [key, line] : b)
+  for (const auto& [key, lines] : a)
+    if (!b.count(key) || b.at(key) != lines) keys += (keys.empty() ? "" : ", ") + key + (b.count(key) ? " replaced" : " added");
+  for (const auto& [key, lines] : b)
     if (!a.count(key)) keys += (keys.empty() ? "" : ", ") + key + " removed";
   return keys;
 }

@@ -5,6 +5,7 @@
 // change it saw. The GPU settings (limits, streams, access-policy windows) are covered by the GPU
 // tests of tests/sandbox/process_state_gpu_test.cpp.
 #include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
@@ -90,6 +91,36 @@ TEST_CASE("process state: a kernel registered for an aten op is found by the op'
     CHECK_THAT(changes, contains_text("aten::relu: CPU replaced"));
   }
   CHECK(state_changes(before, capture_dispatcher({"aten::relu"})).empty());  // deregistered with the library
+}
+
+namespace {
+
+// The file and line of the kernel registered for `key` in an op's dumpState(): "CPU: registered at
+// <file>:<line> :: ...", which a submission can read as easily as kbench.
+std::pair<std::string, uint32_t> registered_at(const std::string& state, const std::string& key) {
+  const std::string marker = "\n" + key + ": registered at ";
+  const auto start = state.find(marker) + marker.size();
+  const auto line_at = state.find(':', state.find(".cpp", start));
+  return {state.substr(start, line_at - start), static_cast<uint32_t>(std::stoul(state.substr(line_at + 1)))};
+}
+
+}  // namespace
+
+TEST_CASE("process state: a kernel registered under the file and line of the one it overrides is found",
+          "[process_state]") {
+  const auto before = capture_dispatcher({"aten::relu"});
+  auto& dispatcher = c10::Dispatcher::singleton();
+  const auto state = dispatcher.findOp({"aten::relu", ""})->dumpState();
+  const auto [file, line] = registered_at(state, "CPU");
+  {
+    torch::Library forged(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, file.c_str(), line);
+    forged.impl("relu", TORCH_FN(not_relu));
+    const auto now = dispatcher.findOp({"aten::relu", ""})->dumpState();
+    REQUIRE(registered_at(now, "CPU") == std::make_pair(file, line));  // the active kernel reads as before
+    CHECK_FALSE(at::relu(-at::ones({2})).eq(0).all().item<bool>());  // and is not relu
+    CHECK_THAT(joined(state_changes(before, capture_dispatcher({"aten::relu"}))), contains_text("aten::relu: CPU replaced"));
+  }
+  CHECK(state_changes(before, capture_dispatcher({"aten::relu"})).empty());
 }
 
 TEST_CASE("process state: an op of the submission's own namespace is not a change", "[process_state]") {
