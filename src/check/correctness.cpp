@@ -21,6 +21,7 @@ namespace kbench::check {
 namespace {
 
 using log::PhaseTimer;
+using log::timed;
 
 void synchronize_device() {
 #ifdef KBENCH_WITH_CUDA
@@ -414,20 +415,27 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
   std::string failed, wrong;
   // What the kernels would have written stays poison: NaN first, then a finite value, under which an
   // output that only pretends to depend on them (x - x of their result) comes out right.
+  auto& phases = a.phases;
   for (const uint8_t fill : {kPoisonByte, kFinitePoisonByte}) {
-    auto made = reference.make_inputs(inputs.seed, inputs.distribution);
+    auto made = timed(phases.inputs_ms, [&] { return reference.make_inputs(inputs.seed, inputs.distribution); });
     c10::IValue out;
     std::string error;
     {
+      std::optional<PhaseTimer> guarding(std::in_place, phases.guard_ms);
       FreeMemoryGuard guard(options.keep_free_bytes, Poison::all_free, fill);
+      guarding.reset();
       launch::set_skip_launches(true);
       try {
+        PhaseTimer timer(phases.candidate_ms);
         torch::manual_seed(inputs.seed);
         out = host.forward(made, candidate_params);
         synchronize_device();
-        verify_process_state(ProcessStateWatch::Depth::watched_ops, "after the candidate's call with its launches skipped");
       } catch (const std::exception& e) {
         error = e.what();
+      }
+      if (error.empty()) {
+        PhaseTimer timer(phases.checks_ms);
+        verify_process_state(ProcessStateWatch::Depth::watched_ops, "after the candidate's call with its launches skipped");
       }
       launch::set_skip_launches(false);
     }
@@ -440,10 +448,11 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
     }
     c10::IValue expected;
     with_output_in_host_memory(out, options.offload_candidate_output, [&] {
+      PhaseTimer timer(phases.reference_ms);
       expected = reference_output(reference, made, inputs, inputs.seed, reference_outputs);
       made.clear();  // not needed again: the output may come back where they were
     });
-    const auto cmp = compare_outputs(expected, out, options.tolerance);
+    const auto cmp = timed(phases.compare_ms, [&] { return compare_outputs(expected, out, options.tolerance); });
     if (cmp.verdict == Verdict::correct) {
       a.outputs_right = true;
       a.message = std::string("the outputs are right with every launch of the submission's kernels skipped (what they "

@@ -146,6 +146,7 @@ struct AblationResult {
   bool outputs_right = false;
   std::string message;           // what was found
   bool context_poisoned = false; // the host program's ops failed stickily without the kernels' outputs
+  TrialPhases phases;            // over both fills (the guard: the free memory's poisoning)
 };
 AblationResult check_without_kernels(problems::Reference& reference, const compile::HostProgram& host,
                                      const c10::Dict<std::string, at::Tensor>& candidate_params,

@@ -784,6 +784,7 @@ bool ablation_stage(const Run& run, const compile::HostProgram& host, const c10:
                                         inputs);
   });
   run.record["ablation"] = check::to_json(ablation);
+  run.phases["ablation_split"] = check::to_json(ablation.phases);
   if (ablation.outputs_right) verdicts.fail_kbench(Verdict::no_custom_kernel, ablation.message);
   return ablation.context_poisoned;
 }
