@@ -421,21 +421,23 @@ AblationResult check_without_kernels(problems::Reference& reference, const compi
     c10::IValue out;
     std::string error;
     {
-      std::optional<PhaseTimer> guarding(std::in_place, phases.guard_ms);
-      FreeMemoryGuard guard(options.keep_free_bytes, Poison::all_free, fill);
-      guarding.reset();
+      std::optional<FreeMemoryGuard> guard;
+      {
+        PhaseTimer guarding(phases.guard_ms);
+        guard.emplace(options.keep_free_bytes, Poison::all_free, fill);
+      }
       launch::set_skip_launches(true);
       try {
-        PhaseTimer timer(phases.candidate_ms);
-        torch::manual_seed(inputs.seed);
-        out = host.forward(made, candidate_params);
-        synchronize_device();
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      if (error.empty()) {
+        {
+          PhaseTimer timer(phases.candidate_ms);
+          torch::manual_seed(inputs.seed);
+          out = host.forward(made, candidate_params);
+          synchronize_device();
+        }
         PhaseTimer timer(phases.checks_ms);
         verify_process_state(ProcessStateWatch::Depth::watched_ops, "after the candidate's call with its launches skipped");
+      } catch (const std::exception& e) {
+        error = e.what();
       }
       launch::set_skip_launches(false);
     }
