@@ -59,7 +59,8 @@
 # then follow them with calls of --wait:
 #   scripts/gpu/gpu-session.sh --background build tests ci   # returns at once; log: /tmp/kbench-gpu-session/build-gpu/session/log
 #   scripts/gpu/gpu-session.sh --wait 560                    # follows the log until the steps end or 560 s
-#                                                            # pass; copies the logs and saved files to $OUT
+#                                                            # pass; copies the logs and saved files to $OUT;
+#                                                            # exits 2 at once where none were started here
 #   scripts/gpu/gpu-session.sh --stop                        # ends the background steps
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -85,6 +86,11 @@ case ${1:-} in
   [[ -f $SESSION/pid ]] && kill -- -"$(cat "$SESSION/pid")" 2>/dev/null && echo "stopped the background steps"
   exit 0 ;;
 --wait)
+  # A machine given back between calls comes back bare: say so now, not after the whole wait.
+  if [[ ! -f $SESSION/pid ]]; then
+    echo "== no background steps on this machine (a fresh one?): start them again with --background"
+    exit 2
+  fi
   start=$SECONDS
   while [[ ! -f $SESSION/done ]] && ((SECONDS - start < ${2:-560})); do sleep 5; done
   [[ -f $SESSION/done ]] || echo "== still running after $((SECONDS - start)) s"
