@@ -656,16 +656,23 @@ def modelnew_warm(kbench, out_dir, requests=20):
               f"{cached:>3d}/{len(records):<2d}  {', '.join(verdicts)}")
         json.dump(records, open(pathlib.Path(out_dir) / f"serve-modelnew-warm-{label.strip('.').lower()}.json", "w"))
         per_request[label] = list(zip(walls, records))
-    # Where each request's wall went, the slowest first: the tail's causes.
+    # Where each request's wall went, in the order sent: the tail's causes, and how far ahead of its
+    # request each spare was ready (a queue of spares shows as a growing "ready" lead).
     for label in ("ModelNew", "Triton"):
-        print(f"  {label}, request by request, slowest first (ms): wall, the server's evaluation, the runner's take of a"
-              f" process (the spare's waits in it), the worker's evaluation, its phases_ms.total, quiet, ending")
-        for wall, r in sorted(per_request[label], key=lambda pair: -pair[0])[:6]:
+        print(f"  {label}, request by request (ms): wall, the runner's take of a process (the spare's waits in it),"
+              f" the worker's phases_ms.total, quiet, ending; the pool found (spares/wanted); the spare's start, Python"
+              f" and GPU preparation done, before the request; its preparation's parts and their quiet-lock wait")
+        for wall, r in per_request[label]:
             runner, w, ph = r.get("phases_ms", {}).get("runner", {}), r.get("worker", {}), r.get("phases_ms", {})
-            print(f"    {wall:6.0f} {r.get('serve', {}).get('evaluation_ms', 0):6.0f} {runner.get('take_worker', 0):6.0f}"
-                  f" (python {w.get('python_prestart_wait_ms', 0):4.0f}, gpu {w.get('gpu_prepare_wait_ms', 0):4.0f})"
-                  f" {runner.get('evaluate', 0):6.0f} {ph.get('total', 0):6.0f} {ph.get('quiet_wait', 0):5.0f}"
-                  f" {ph.get('ending_process_wait', 0):5.0f}")
+            pool, line = w.get("pool_at_take", {}), w.get("spare_timeline_ms", {})
+            ahead = ph.get("gpu_prepare_ahead", {})
+            parts = " ".join(f"{k} {ahead[k]:.0f}" for k in ("cuda_context", "reference_to_gpu", "process_snapshot", "triton")
+                             if isinstance(ahead.get(k), (int, float)))
+            print(f"    {wall:6.0f} {runner.get('take_worker', 0):5.0f} (python {w.get('python_prestart_wait_ms', 0):4.0f},"
+                  f" gpu {w.get('gpu_prepare_wait_ms', 0):4.0f}) {ph.get('total', 0):5.0f} {ph.get('quiet_wait', 0):4.0f}"
+                  f" {ph.get('ending_process_wait', 0):4.0f}  pool {pool.get('spares', '-')}/{pool.get('wanted', '-')}"
+                  f"  start {line.get('started', 0):5.0f} python {line.get('python_started', 0):5.0f}"
+                  f" gpu {line.get('gpu_prepared', 0):5.0f}  [{parts}; quiet {ahead.get('quiet_wait', 0):.0f}]")
     for label, goal in (("ModelNew", 0.5), ("Triton", 0.3)):
         difference = (median(walls_by[label]) - median(walls_by[".cu"])) / 1000
         tail = (p90(walls_by[label]) - p90(walls_by[".cu"])) / 1000

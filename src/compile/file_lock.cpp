@@ -30,6 +30,10 @@ std::unique_ptr<FileLock> FileLock::try_lock(const std::filesystem::path& path, 
   return lock;
 }
 
+std::unique_ptr<FileLock> FileLock::shared(const std::filesystem::path& path) {
+  return std::unique_ptr<FileLock>(new FileLock(path, LOCK_SH));
+}
+
 std::unique_ptr<FileLock> FileLock::try_shared(const std::filesystem::path& path) { return try_lock(path, LOCK_SH); }
 
 std::unique_ptr<FileLock> FileLock::try_exclusive(const std::filesystem::path& path) { return try_lock(path, LOCK_EX); }

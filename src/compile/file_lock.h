@@ -15,6 +15,8 @@ class FileLock {
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
 
+  // A shared hold of the lock, waiting while someone holds it exclusively.
+  static std::unique_ptr<FileLock> shared(const std::filesystem::path& path);
   // A shared hold of the lock, taken only where nobody holds it exclusively now (null then): for
   // work that may run beside others' like it, never beside the exclusive holder's.
   static std::unique_ptr<FileLock> try_shared(const std::filesystem::path& path);

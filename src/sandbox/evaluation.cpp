@@ -7,7 +7,6 @@
 #include <future>
 #include <iterator>
 #include <optional>
-#include <thread>
 
 #include "check/memory_guard.h"
 #include "check/timed_calls.h"
@@ -412,24 +411,24 @@ void wait_for_pending_end(const Run& run) {
 // of its request, never beside each other. The wait for it is added to phases["quiet_wait"].
 class QuietGpu {
  public:
-  QuietGpu(int device, nlohmann::json& phases) {
+  QuietGpu(int device, QuietLock::For holder, nlohmann::json& phases) {
     double waited_ms = 0;
     {
       PhaseTimer timer(waited_ms);
-      lock_.emplace(quiet_gpu_lock_path(device));
+      lock_.emplace(device, holder);
     }
     auto& total = phases["quiet_wait"];
     total = total.is_number() ? total.get<double>() + waited_ms : waited_ms;
   }
 
  private:
-  std::optional<compile::FileLock> lock_;
+  std::optional<QuietLock> lock_;
 };
 
 // Timed work's hold: no spare prepares its GPU beside it, and no retired process is still ending.
 QuietGpu quiet_for_timing(const Run& run) {
   wait_for_pending_end(run);
-  return QuietGpu(run.req.device, run.phases);
+  return QuietGpu(run.req.device, QuietLock::For::timing, run.phases);
 }
 
 // The baselines a ModelNew is timed against, measured before its code is loaded (unless an earlier
@@ -955,15 +954,12 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
     const auto lent = compile::FileLock::try_shared(spares_lock);
     if (!lent) return {{"skipped", "the GPU's worker holds its memory"}};
     // The archive is read on the CPU meanwhile; the GPU's parts each hold the quiet lock, one at a
-    // time, so that timed calls waiting for it wait for one part at most.
+    // time, so that timed calls waiting for it wait for one part at most (QuietLock lets them in first).
     auto loading = std::async(std::launch::async, [problem] { return std::make_shared<problems::Reference>(problem, torch::kCPU); });
     const auto quietly = [&](const char* part, const std::function<void()>& work) {
-      {
-        const QuietGpu quiet(req.device, phases);
-        PhaseTimer timer(phases[part]);
-        work();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a timed call waiting for the lock takes it now
+      const QuietGpu quiet(req.device, QuietLock::For::spare_part, phases);
+      PhaseTimer timer(phases[part]);
+      work();
     };
     quietly("cuda_context", [&] {
       cudaSetDevice(req.device);

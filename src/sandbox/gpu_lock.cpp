@@ -27,6 +27,18 @@ std::filesystem::path lock_file(int device, const char* kind) {
 
 std::filesystem::path gpu_lock_path(int device) { return lock_file(device, "timing"); }
 std::filesystem::path quiet_gpu_lock_path(int device) { return lock_file(device, "quiet"); }
+std::filesystem::path quiet_gate_path(int device) { return lock_file(device, "quiet-gate"); }
+
+QuietLock::QuietLock(int device, For holder) {
+  if (holder == For::timing) {
+    gate_ = compile::FileLock::shared(quiet_gate_path(device));
+    quiet_.emplace(quiet_gpu_lock_path(device));
+  } else {
+    const compile::FileLock gate(quiet_gate_path(device));
+    quiet_.emplace(quiet_gpu_lock_path(device));
+  }
+}
+
 std::filesystem::path spares_lock_path(int device, long runner_pid) {
   return lock_file(device, ("spares-" + std::to_string(runner_pid)).c_str());
 }

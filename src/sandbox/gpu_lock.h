@@ -8,10 +8,15 @@
 // calls and profile, a baseline) holds it exclusively while it times, and so does a ModelNew spare
 // while it prepares the GPU ahead of its request (sandbox/gpu_runner.h), beside another evaluation
 // whose GPU lock its runner holds. So a spare's GPU work never runs beside timed calls. Taken after
-// the GPU lock where both are held.
+// the GPU lock where both are held. Among those waiting for it, timed work goes first (QuietLock):
+// it waits for the spare's part under way, never for the parts queued behind it.
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "compile/file_lock.h"
 
 namespace kbench::sandbox {
 
@@ -22,6 +27,23 @@ std::filesystem::path gpu_lock_path(int device);
 
 // The quiet lock's file of CUDA device `device`, named as gpu_lock_path's.
 std::filesystem::path quiet_gpu_lock_path(int device);
+
+// The GPU's quiet lock, held from construction to destruction. flock(2) wakes its waiters in no
+// order, so the lock has a gate: timed work holds it shared from before it waits for the lock until
+// it lets go, and a spare's part takes it exclusively (waiting while any timed work waits or runs)
+// only until it holds the lock itself.
+class QuietLock {
+ public:
+  enum class For { timing, spare_part };
+  QuietLock(int device, For holder);
+
+ private:
+  std::unique_ptr<compile::FileLock> gate_;  // timed work's shared hold
+  std::optional<compile::FileLock> quiet_;
+};
+
+// The quiet lock's gate file of CUDA device `device`, named as gpu_lock_path's.
+std::filesystem::path quiet_gate_path(int device);
 
 // The lock a GPU's runner in process `runner_pid` holds exclusively while its worker holds the GPU's
 // free memory (sandbox/gpu_runner.h), and its ModelNew spares shared while they prepare their GPU: a

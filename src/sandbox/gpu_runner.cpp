@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <unistd.h>
@@ -80,10 +81,12 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
                          modelnew_spares_.end());
   int started = 0;
   std::unique_ptr<Worker> taken;
+  last_take_pool_ = {{"spares", modelnew_spares_.size()}, {"wanted", modelnew_spares_wanted_}};
   if (!modelnew_spares_.empty()) {
     taken = std::move(modelnew_spares_.front());
     modelnew_spares_.pop_front();
-    if (!taken->ready_for_request()) modelnew_spares_wanted_ = std::min(modelnew_spares_wanted_ + 1, kMaxModelNewSpares);
+    if (!taken->ready_for_request())
+      modelnew_spares_wanted_ = std::min(std::max(modelnew_spares_wanted_ + 1, spares_to_cover_start()), kMaxModelNewSpares);
   }
   while (modelnew_spares_.size() < modelnew_spares_wanted_) {
     modelnew_spares_.push_back(std::make_unique<Worker>(worker_exe_));
@@ -97,6 +100,7 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
   // The taken spare's own preparation answered first (its replacements start meanwhile): one that
   // failed is ended unused (its CUDA may be unusable), and a fresh process takes the request.
   if (taken && !taken->wait_for_gpu_prepared(budgets.compile_s)) taken.reset();
+  if (taken) last_spare_start_ms_ = taken->start_to_ready_ms();
   if (!taken) {
     taken = std::make_unique<Worker>(worker_exe_);
     ++started;
@@ -106,6 +110,11 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
   status_.modelnew_spares.clear();
   for (const auto& spare : modelnew_spares_) status_.modelnew_spares.push_back({spare->pid(), false});
   return taken;
+}
+
+size_t GpuRunner::spares_to_cover_start() const {
+  if (last_spare_start_ms_ <= 0 || last_modelnew_evaluate_ms_ <= 0) return 1;
+  return static_cast<size_t>(std::ceil(last_spare_start_ms_ / last_modelnew_evaluate_ms_));
 }
 
 std::shared_ptr<compile::FileLock> GpuRunner::hold_gpu_lock() {
@@ -163,6 +172,10 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       else join_ending();
       record = log::timed(runner_ms["evaluate"], [&] { return worker->evaluate(request, budgets); });
       if (const auto phases = record.find("phases_ms"); phases != record.end() && phases->is_object()) (*phases)["runner"] = runner_ms;
+      if (modelnew) {
+        last_modelnew_evaluate_ms_ = runner_ms["evaluate"].get<double>();
+        if (record.contains("worker")) record["worker"]["pool_at_take"] = last_take_pool_;
+      }
       if (request.ncu) {
         worker->finish(10);  // the worker under ncu needs the GPU memory this one holds
         add_ncu_figures(record, request, budgets, worker_exe_);

@@ -10,8 +10,9 @@
 // `.cu` runs only in processes where Python never started. A spare starts its Python (and takes the
 // dispatcher's snapshot) ahead, touching no GPU (sandbox/evaluation.h: start_python_ahead); a new one
 // starts as soon as one is taken. That start takes longer than a warm evaluation, so a request that
-// finds its spare still starting adds one to the pool, up to kMaxModelNewSpares: back-to-back
-// ModelNews then each find one ready. The first ModelNew makes the first spare and runs in a fresh
+// finds its spare not ready grows the pool: by one, or at once to as many spares as start in the time
+// of that many requests (the last taken spare's start against the last ModelNew's evaluation), up to
+// kMaxModelNewSpares: back-to-back ModelNews then each find one ready. The first ModelNew makes the first spare and runs in a fresh
 // process, as does one whose spares did not live. While a ModelNew runs, the worker has given back
 // the GPU memory it holds, which the ModelNew's checks need.
 //
@@ -95,8 +96,13 @@ class GpuRunner {
   // GPU meanwhile (spares_off_gpu_). Before a ModelNew: the worker gives that memory back.
   void worker_takes_gpu_memory();
   void worker_gives_back_gpu_memory(const Budgets& budgets);
-  // Enough for a warm ModelNew every second on the H200 (a spare's start: about 2.1 s).
-  static constexpr size_t kMaxModelNewSpares = 3;
+  // Enough for back-to-back ModelNews of about 0.9 s on the H200, where a spare took 2.8-4.2 s to be
+  // ready beside them (its Python, Triton's import included, then its GPU's parts; 2026-12-04). Each
+  // prepared spare holds a CUDA context of its own.
+  static constexpr size_t kMaxModelNewSpares = 5;
+  // The pool that keeps a spare ready for each back-to-back ModelNew: a new spare is taken after the
+  // others, so their evaluations must cover its start.
+  size_t spares_to_cover_start() const;
   // The GPU's lock (sandbox/gpu_lock.h), shared by an evaluation and the end of its ModelNew process:
   // the one still held when the next evaluation starts, else taken anew.
   std::shared_ptr<compile::FileLock> hold_gpu_lock();
@@ -111,6 +117,10 @@ class GpuRunner {
   std::unique_ptr<Worker> worker_, spare_;
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;
+  // The pool as the last ModelNew found it (living spares, the size wanted), for its record.
+  nlohmann::json last_take_pool_;
+  // The last taken spare's start to ready, and the last ModelNew's evaluation (ms; 0: none yet).
+  double last_spare_start_ms_ = 0, last_modelnew_evaluate_ms_ = 0;
   bool prepare_spares_gpu_ = true;  // KBENCH_SPARES_PREPARE_GPU=0 turns it off
   // Held (spares_lock_, exclusively) while the worker has run on the GPU since it last gave its
   // memory back.

@@ -111,6 +111,7 @@ void Worker::start() {
   std::cout.flush();  // a forked child must not repeat the parent's buffered output
   std::cerr.flush();
   const pid_t parent = ::getpid();
+  started_at_ = Clock::now();
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid_ == 0) {
@@ -187,11 +188,18 @@ bool Worker::ready_for_request() {
   return python_ready() && (!gpu_asked_ || gpu_answered_);
 }
 
+double Worker::start_to_ready_ms() const {
+  const bool answered = python_answered_ && (!gpu_asked_ || gpu_answered_);
+  if (!python_asked_ || !answered) return 0;
+  return std::chrono::duration<double, std::milli>((gpu_asked_ ? gpu_answered_at_ : python_answered_at_) - started_at_).count();
+}
+
 void Worker::prepare_gpu_ahead(const EvalRequest& expected, const std::filesystem::path& spares_lock) {
   if (gpu_asked_) return;
   start();
   write_line(to_worker_, {{"prepare_gpu_ahead", expected.to_json()}, {"spares_lock", spares_lock.string()}});
   gpu_asked_ = true;
+  gpu_asked_at_ = Clock::now();
 }
 
 bool Worker::wait_for_gpu_prepared(double timeout_s) {
@@ -202,7 +210,7 @@ bool Worker::wait_for_gpu_prepared(double timeout_s) {
   while (!gpu_answered_ && !gone && std::chrono::duration<double>(Clock::now() - start).count() < timeout_s)
     read_messages(50, gone);
   // The Python start's part of the wait is the record's python_prestart_wait_ms, as where the request waits for it.
-  const auto python_done = python_pending && python_answered_ ? python_answered_at_ : start;
+  const auto python_done = python_pending && python_answered_ ? std::max(python_answered_at_, start) : start;
   python_wait_ms_ = std::chrono::duration<double, std::milli>(python_done - start).count();
   gpu_prepare_wait_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - python_done).count();
   return gpu_answered_ && !gpu_failed_ && !gone;
@@ -249,9 +257,13 @@ std::vector<nlohmann::json> Worker::read_messages(int wait_ms, bool& gone) {
     pending_.erase(0, nl + 1);
     auto msg = nlohmann::json::parse(line, nullptr, false);
     if (msg.is_discarded()) msg = {{"unreadable", line}};
-    if (msg.contains("python_started")) python_answered_ = true, python_answered_at_ = Clock::now();
+    // When the process answered, by its own clock (the same monotonic clock as ours), not when we read it.
+    const auto answered_at = msg.contains("at_ns") && msg["at_ns"].is_number_integer()
+                                 ? Clock::time_point(std::chrono::nanoseconds(msg["at_ns"].get<int64_t>()))
+                                 : Clock::now();
+    if (msg.contains("python_started")) python_answered_ = true, python_answered_at_ = answered_at;
     if (const auto gpu = msg.find("gpu_prepared"); gpu != msg.end())
-      gpu_answered_ = true, gpu_failed_ = gpu->is_object() && gpu->contains("error");
+      gpu_answered_ = true, gpu_answered_at_ = answered_at, gpu_failed_ = gpu->is_object() && gpu->contains("error");
     messages.push_back(std::move(msg));
   }
   return messages;
@@ -436,10 +448,15 @@ nlohmann::json Worker::evaluate_once(const EvalRequest& request, const Budgets& 
   record["host_memory"] = to_json(host_memory, peak_gib);
   record["worker_output"] = kept_output_;
   record["worker_evaluations"] = served_;
-  if (prestarted)
-    record["worker"]["python_prestart_wait_ms"] =
-        waits_for_python ? std::chrono::duration<double, std::milli>(python_answered_at_ - written).count() : python_wait_ms_;
   if (gpu_asked_) record["worker"]["gpu_prepare_wait_ms"] = gpu_prepare_wait_ms_;
+  if (prestarted) {
+    // Each step of the spare's life, in ms before the request was written (negative: after it).
+    const auto before = [written](Clock::time_point t) { return std::chrono::duration<double, std::milli>(written - t).count(); };
+    record["worker"]["python_prestart_wait_ms"] = waits_for_python ? std::max(0.0, -before(python_answered_at_)) : python_wait_ms_;
+    auto& timeline = record["worker"]["spare_timeline_ms"];
+    timeline = {{"started", before(started_at_)}, {"python_started", before(python_answered_at_)}};
+    if (gpu_asked_) timeline["gpu_asked"] = before(gpu_asked_at_), timeline["gpu_prepared"] = before(gpu_answered_at_);
+  }
   if (compile::is_modelnew_file(request.submission)) {
     // Its process held only what its problem needs (check::cap_memory_hold): its end is the
     // caller's (a runner ends it beside the next request, `kbench eval` abandons it, the ncu pass lets
@@ -493,6 +510,12 @@ bool next_request_line(std::string& buffer, std::string& line) {
   return true;
 }
 
+// For the answers a spare gives ahead of its request: steady_clock is CLOCK_MONOTONIC, one clock for
+// every process of the machine, so the runner places them on its own timeline.
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 int run_worker(int fd) {
@@ -505,7 +528,7 @@ int run_worker(int fd) {
     // worker.
     const auto message = nlohmann::json::parse(line, nullptr, false);
     if (message.contains("start_python")) {
-      write_line(fd, {{"python_started", start_python_ahead(context)}});
+      write_line(fd, {{"python_started", start_python_ahead(context)}, {"at_ns", steady_now_ns()}});
       continue;
     }
     if (message.contains("prepare_gpu_ahead")) {
@@ -516,7 +539,7 @@ int run_worker(int fd) {
       } catch (const std::exception& e) {
         answer = {{"error", e.what()}};
       }
-      write_line(fd, {{"gpu_prepared", answer}});
+      write_line(fd, {{"gpu_prepared", answer}, {"at_ns", steady_now_ns()}});
       continue;
     }
     if (message.contains("give_back_gpu_memory")) {

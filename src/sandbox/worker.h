@@ -86,6 +86,10 @@ class Worker {
   // for the preparation after it in worker.gpu_prepare_wait_ms.
   bool wait_for_gpu_prepared(double timeout_s);
 
+  // For a spare that answered all it was asked ahead: milliseconds from its start to that answer
+  // (its GPU prepared, else its Python started); 0 where it has not answered yet.
+  double start_to_ready_ms() const;
+
   // Has the worker give back the GPU memory it holds (sandbox/evaluation.h: give_back_gpu_memory)
   // for another process on its GPU. One that does not answer within `timeout_s`, or fails to, is
   // ended, which gives it back too.
@@ -135,7 +139,9 @@ class Worker {
   bool spent_ = false;  // evaluated a ModelNew: never given another request
   // start_python_ahead asked this process, and when it answered (python_answered_).
   bool python_asked_ = false, python_answered_ = false;
-  std::chrono::steady_clock::time_point python_answered_at_;
+  // When the process started, and when it was asked to prepare its GPU and answered: how far ahead
+  // of its request a spare was ready (the record's worker.spare_timeline_ms).
+  std::chrono::steady_clock::time_point started_at_, python_answered_at_, gpu_asked_at_, gpu_answered_at_;
   // prepare_gpu_ahead asked this process, it answered, and whether it failed; the wait for it,
   // parted into the Python start's and the preparation's.
   bool gpu_asked_ = false, gpu_answered_ = false, gpu_failed_ = false;

@@ -1,5 +1,6 @@
 // The parent's side of isolation, with stand-in worker programs that misbehave on purpose: the real
 // worker's misbehaviour on a GPU is covered by the [gpu] submission tests.
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -247,6 +248,33 @@ done)");
   CHECK(after[0].pid == spares[1].pid);  // the oldest is taken first
 }
 
+TEST_CASE("a ModelNew that finds its spare not ready grows the pool to cover a spare's start, up to its cap; the record "
+          "says what it found", "[sandbox][modelnew]") {
+  // Python takes 2 s to start, an evaluation 0.1 s: 20 evaluations to cover one start.
+  const auto slow_start = testing::fake_worker("slower-python", R"(while next_request; do
+  case "$line" in
+    *start_python*) sleep 2; printf '%s\n' '{"python_started":{}}' >&3 ;;
+    *) sleep 0.1; reply '{"record":{"verdict":"correct","problem":{"level":1,"id":19}}}' ;;
+  esac
+done)");
+  sandbox::GpuRunner runner(7, slow_start);  // GPU 7: see the test above
+  auto request = some_request();
+  request.submission = "x.py";
+  runner.evaluate(request, {});  // a fresh process; its spare starts beside it
+  REQUIRE(wait_for([&] { const auto s = runner.status().modelnew_spares; return s.size() == 1 && s[0].python_started; }, 20));
+  const auto ready = runner.evaluate(request, {});  // takes it ready: its start is now known
+  CHECK(ready["worker"]["python_prestart_wait_ms"] == 0.0);
+  CHECK(ready["worker"]["pool_at_take"] == nlohmann::json{{"spares", 1}, {"wanted", 1}});
+  const auto& timeline = ready["worker"]["spare_timeline_ms"];
+  CHECK(timeline["started"].get<double>() > timeline["python_started"].get<double>());
+  CHECK(timeline["started"].get<double>() - timeline["python_started"].get<double>() >= 2000);
+  CHECK(runner.status().modelnew_spares.size() == 1);
+
+  const auto waited = runner.evaluate(request, {});  // at once: its replacement is still starting
+  CHECK(waited["worker"]["python_prestart_wait_ms"].get<double>() > 1000);
+  CHECK(runner.status().modelnew_spares.size() == 5);  // not 2: one more would not cover a 2 s start
+}
+
 TEST_CASE("a runner ends a ModelNew's process after its record, and the next ModelNew waits for that end by pid",
           "[sandbox][modelnew]") {
   // Each record says which process wrote it and which ending process its request named.
@@ -386,6 +414,36 @@ TEST_CASE("the spares lock: a shared hold only while nobody holds it exclusively
   preparing.reset();
   CHECK(taker.get() - t0 >= std::chrono::milliseconds(300));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("the quiet lock: timed work waits for the spare's part under way, never for the parts queued behind it",
+          "[sandbox]") {
+  constexpr int kDevice = 9001;  // lock files of a GPU no machine has: this test's own
+  using Clock = std::chrono::steady_clock;
+  std::atomic<bool> first_part_held{false};
+  // A spare whose parts follow each other at once, 60 ms each: flock(2) alone would often hand the
+  // lock straight back to it.
+  auto spare = std::async(std::launch::async, [&] {
+    for (int part = 0; part < 10; ++part) {
+      const sandbox::QuietLock quiet(kDevice, sandbox::QuietLock::For::spare_part);
+      first_part_held = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    }
+    return Clock::now();
+  });
+  REQUIRE(wait_for([&] { return first_part_held.load(); }, 5));
+  const auto asked = Clock::now();
+  Clock::time_point timed_from;
+  {
+    const sandbox::QuietLock timing(kDevice, sandbox::QuietLock::For::timing);
+    timed_from = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto spare_done = spare.get();
+  CHECK(timed_from - asked < std::chrono::milliseconds(200));  // one part at most, not the ten
+  CHECK(spare_done - timed_from > std::chrono::milliseconds(100));  // the spare's later parts waited for it
+  std::filesystem::remove(sandbox::quiet_gpu_lock_path(kDevice));
+  std::filesystem::remove(sandbox::quiet_gate_path(kDevice));
 }
 
 TEST_CASE("wait_for_end waits for any process's end, and only as long as it is told", "[sandbox]") {
