@@ -70,7 +70,8 @@ int time_eager(const std::vector<const problems::Problem*>& todo, int gpu, const
     const auto& p = *todo[i];
     std::string line;
     try {
-      const compile::FileLock lock(sandbox::gpu_lock_path(gpu)), quiet(sandbox::quiet_gpu_lock_path(gpu));
+      const compile::FileLock lock(sandbox::gpu_lock_path(gpu));
+      const sandbox::QuietLock quiet(gpu, sandbox::QuietLock::For::timing);
       const auto t = timing::time_reference(p, gpu, c.timing);
       if (!c.no_record)
         report::record_baseline(gpu_name, "eager", p.level, p.name,

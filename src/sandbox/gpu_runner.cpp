@@ -68,7 +68,8 @@ void GpuRunner::worker_gives_back_gpu_memory(const Budgets& budgets) {
   spares_off_gpu_.reset();
 }
 
-std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& request, const Budgets& budgets) {
+std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& request, const Budgets& budgets,
+                                                        nlohmann::json& pool_found) {
   if (worker_exe_ == kForkWithoutExec || !compile::is_modelnew_file(request.submission)) {
     if (!request.compile_only) worker_takes_gpu_memory();
     return nullptr;
@@ -81,7 +82,7 @@ std::unique_ptr<Worker> GpuRunner::take_modelnew_spare(const EvalRequest& reques
                          modelnew_spares_.end());
   int started = 0;
   std::unique_ptr<Worker> taken;
-  last_take_pool_ = {{"spares", modelnew_spares_.size()}, {"wanted", modelnew_spares_wanted_}};
+  pool_found = {{"spares", modelnew_spares_.size()}, {"wanted", modelnew_spares_wanted_}};
   if (!modelnew_spares_.empty()) {
     taken = std::move(modelnew_spares_.front());
     modelnew_spares_.pop_front();
@@ -153,6 +154,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
   }
   nlohmann::json record;
   std::unique_ptr<Worker> modelnew;  // this request's process, when it is a ModelNew: ended after it
+  nlohmann::json pool_found;         // the ModelNew spares it found, for its record
   // The runner's own part of the request's wall, beside the worker's phases_ms.total.
   nlohmann::json runner_ms = {{"take_worker", 0}, {"evaluate", 0}};
   {
@@ -164,7 +166,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       {
         const log::PhaseTimer timer(runner_ms["take_worker"]);
         start_workers();
-        modelnew = take_modelnew_spare(request, budgets);
+        modelnew = take_modelnew_spare(request, budgets, pool_found);
         worker = modelnew ? modelnew.get() : worker_.get();
       }
       const auto gpu = hold_gpu_lock();
@@ -174,7 +176,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       if (const auto phases = record.find("phases_ms"); phases != record.end() && phases->is_object()) (*phases)["runner"] = runner_ms;
       if (modelnew) {
         last_modelnew_evaluate_ms_ = runner_ms["evaluate"].get<double>();
-        if (record.contains("worker")) record["worker"]["pool_at_take"] = last_take_pool_;
+        if (record.contains("worker")) record["worker"]["pool_at_take"] = pool_found;
       }
       if (request.ncu) {
         worker->finish(10);  // the worker under ncu needs the GPU memory this one holds

@@ -10,11 +10,12 @@
 // `.cu` runs only in processes where Python never started. A spare starts its Python (and takes the
 // dispatcher's snapshot) ahead, touching no GPU (sandbox/evaluation.h: start_python_ahead); a new one
 // starts as soon as one is taken. That start takes longer than a warm evaluation, so a request that
-// finds its spare not ready grows the pool: by one, or at once to as many spares as start in the time
-// of that many requests (the last taken spare's start against the last ModelNew's evaluation), up to
-// kMaxModelNewSpares: back-to-back ModelNews then each find one ready. The first ModelNew makes the first spare and runs in a fresh
-// process, as does one whose spares did not live. While a ModelNew runs, the worker has given back
-// the GPU memory it holds, which the ModelNew's checks need.
+// finds its spare not ready grows the pool, by one or at once to enough spares that the evaluations
+// ahead of a new one cover its start (the last taken spare's start to ready over the last ModelNew's
+// evaluation), up to kMaxModelNewSpares: back-to-back ModelNews then each find one ready. The first
+// ModelNew makes the first spare and runs in a fresh process, as does one whose spares did not live.
+// While a ModelNew runs, the worker has given back the GPU memory it holds, which the ModelNew's
+// checks need.
 //
 // Unless KBENCH_SPARES_PREPARE_GPU=0, each spare then prepares its GPU for a ModelNew like the one
 // running (prepare_gpu_ahead: its CUDA context, the reference, the rest of the snapshot, Triton's
@@ -90,8 +91,9 @@ class GpuRunner {
  private:
   // For a ModelNew: the worker that evaluates it, the oldest living ModelNew spare (see the header
   // comment), with the next spare starting in its place. Null for a `.cu`, and without spares, which
-  // go to worker_.
-  std::unique_ptr<Worker> take_modelnew_spare(const EvalRequest& request, const Budgets& budgets);
+  // go to worker_. `pool_found`: the living spares and the pool's size wanted, before the take.
+  std::unique_ptr<Worker> take_modelnew_spare(const EvalRequest& request, const Budgets& budgets,
+                                              nlohmann::json& pool_found);
   // Before a `.cu` request: the worker will hold the GPU's free memory, so no spare may prepare its
   // GPU meanwhile (spares_off_gpu_). Before a ModelNew: the worker gives that memory back.
   void worker_takes_gpu_memory();
@@ -117,8 +119,6 @@ class GpuRunner {
   std::unique_ptr<Worker> worker_, spare_;
   std::deque<std::unique_ptr<Worker>> modelnew_spares_;  // oldest first
   size_t modelnew_spares_wanted_ = 1;
-  // The pool as the last ModelNew found it (living spares, the size wanted), for its record.
-  nlohmann::json last_take_pool_;
   // The last taken spare's start to ready, and the last ModelNew's evaluation (ms; 0: none yet).
   double last_spare_start_ms_ = 0, last_modelnew_evaluate_ms_ = 0;
   bool prepare_spares_gpu_ = true;  // KBENCH_SPARES_PREPARE_GPU=0 turns it off
