@@ -172,7 +172,10 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       const auto gpu = hold_gpu_lock();
       if (modelnew) request.ending_process = ending_pid_;
       else join_ending();
-      record = log::timed(runner_ms["evaluate"], [&] { return worker->evaluate(request, budgets); });
+      record = log::timed(runner_ms["evaluate"], [&] {
+        const auto evaluating = compile::FileLock::shared(evaluating_lock_path(device_));  // spares prepare after it
+        return worker->evaluate(request, budgets);
+      });
       if (const auto phases = record.find("phases_ms"); phases != record.end() && phases->is_object()) (*phases)["runner"] = runner_ms;
       if (modelnew) {
         last_modelnew_evaluate_ms_ = runner_ms["evaluate"].get<double>();
