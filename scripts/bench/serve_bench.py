@@ -661,7 +661,8 @@ def modelnew_warm(kbench, out_dir, requests=20):
     for label in ("ModelNew", "Triton"):
         print(f"  {label}, request by request (ms): wall, the runner's take of a process (the spare's waits in it),"
               f" the worker's phases_ms.total, quiet, ending; the pool found (spares/wanted); the spare's start, Python"
-              f" and GPU preparation done, before the request; its preparation's parts and their quiet-lock wait")
+              f" and GPU preparation done, before the request; its preparation's wait for a moment between"
+              f" evaluations, its parts and their quiet-lock wait")
         for wall, r in per_request[label]:
             runner, w, ph = r.get("phases_ms", {}).get("runner", {}), r.get("worker", {}), r.get("phases_ms", {})
             pool, line = w.get("pool_at_take", {}), w.get("spare_timeline_ms", {})
@@ -672,7 +673,8 @@ def modelnew_warm(kbench, out_dir, requests=20):
                   f" gpu {w.get('gpu_prepare_wait_ms', 0):4.0f}) {ph.get('total', 0):5.0f} {ph.get('quiet_wait', 0):4.0f}"
                   f" {ph.get('ending_process_wait', 0):4.0f}  pool {pool.get('spares', '-')}/{pool.get('wanted', '-')}"
                   f"  start {line.get('started', 0):5.0f} python {line.get('python_started', 0):5.0f}"
-                  f" gpu {line.get('gpu_prepared', 0):5.0f}  [{parts}; quiet {ahead.get('quiet_wait', 0):.0f}]")
+                  f" gpu {line.get('gpu_prepared', 0):5.0f}  [between {ahead.get('evaluation_wait', 0):.0f}; {parts};"
+                  f" quiet {ahead.get('quiet_wait', 0):.0f}]")
     for label, goal in (("ModelNew", 0.5), ("Triton", 0.3)):
         difference = (median(walls_by[label]) - median(walls_by[".cu"])) / 1000
         tail = (p90(walls_by[label]) - p90(walls_by[".cu"])) / 1000
