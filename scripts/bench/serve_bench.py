@@ -660,18 +660,20 @@ def modelnew_warm(kbench, out_dir, requests=20):
     # request each spare was ready (a queue of spares shows as a growing "ready" lead).
     for label in ("ModelNew", "Triton"):
         print(f"  {label}, request by request (ms): wall, the runner's take of a process (the spare's waits in it),"
-              f" the worker's phases_ms.total, quiet, ending; the pool found (spares/wanted); the spare's start, Python"
+              f" the worker's phases_ms.total, quiet, ending (the last process's kill before the request, and its end's length); the pool found (spares/wanted); the spare's start, Python"
               f" and GPU preparation done, before the request; its preparation's wait for a moment between"
               f" evaluations, its parts and their quiet-lock wait")
         for wall, r in per_request[label]:
             runner, w, ph = r.get("phases_ms", {}).get("runner", {}), r.get("worker", {}), r.get("phases_ms", {})
             pool, line = w.get("pool_at_take", {}), w.get("spare_timeline_ms", {})
             ahead = ph.get("gpu_prepare_ahead", {})
+            end = runner.get("previous_end", {})
             parts = " ".join(f"{k} {ahead[k]:.0f}" for k in ("cuda_context", "reference_to_gpu", "process_snapshot", "triton")
                              if isinstance(ahead.get(k), (int, float)))
             print(f"    {wall:6.0f} {runner.get('take_worker', 0):5.0f} (python {w.get('python_prestart_wait_ms', 0):4.0f},"
                   f" gpu {w.get('gpu_prepare_wait_ms', 0):4.0f}) {ph.get('total', 0):5.0f} {ph.get('quiet_wait', 0):4.0f}"
-                  f" {ph.get('ending_process_wait', 0):4.0f}  pool {pool.get('spares', '-')}/{pool.get('wanted', '-')}"
+                  f" {ph.get('ending_process_wait', 0):4.0f} (killed {end.get('killed_before_request', 0):4.0f} before, took"
+                  f" {end.get('took', 0):4.0f})  pool {pool.get('spares', '-')}/{pool.get('wanted', '-')}"
                   f"  start {line.get('started', 0):5.0f} python {line.get('python_started', 0):5.0f}"
                   f" gpu {line.get('gpu_prepared', 0):5.0f}  [between {ahead.get('evaluation_wait', 0):.0f}; {parts};"
                   f" quiet {ahead.get('quiet_wait', 0):.0f}]")

@@ -128,8 +128,12 @@ std::shared_ptr<compile::FileLock> GpuRunner::hold_gpu_lock() {
 void GpuRunner::end_in_background(std::unique_ptr<Worker> process, std::shared_ptr<compile::FileLock> gpu) {
   join_ending();
   ending_pid_ = process->pid();
-  ending_ = std::async(std::launch::async, [process = std::move(process), gpu = std::move(gpu)]() mutable {
+  ending_killed_at_ = std::chrono::steady_clock::now();
+  ending_took_ms_ = std::make_shared<std::atomic<double>>(-1);
+  ending_ = std::async(std::launch::async, [process = std::move(process), gpu = std::move(gpu), took = ending_took_ms_,
+                                            killed = ending_killed_at_]() mutable {
     process->end_keeping_pid();
+    *took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - killed).count();
     gpu.reset();
     return std::move(process);
   });
@@ -172,10 +176,15 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       const auto gpu = hold_gpu_lock();
       if (modelnew) request.ending_process = ending_pid_;
       else join_ending();
+      const bool after_an_end = modelnew && ending_pid_ > 0;
       record = log::timed(runner_ms["evaluate"], [&] {
         const auto evaluating = compile::FileLock::shared(evaluating_lock_path(device_));  // spares prepare after it
         return worker->evaluate(request, budgets);
       });
+      if (after_an_end)  // what the worker's ending_process_wait waited for
+        runner_ms["previous_end"] = {
+            {"killed_before_request", std::chrono::duration<double, std::milli>(t0 - ending_killed_at_).count()},
+            {"took", ending_took_ms_->load()}};
       if (const auto phases = record.find("phases_ms"); phases != record.end() && phases->is_object()) (*phases)["runner"] = runner_ms;
       if (modelnew) {
         last_modelnew_evaluate_ms_ = runner_ms["evaluate"].get<double>();

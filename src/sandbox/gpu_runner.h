@@ -31,6 +31,8 @@
 // memory or times anything (EvalRequest::ending_process). A `.cu` request waits for it first.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <future>
 #include <map>
@@ -129,6 +131,10 @@ class GpuRunner {
   std::weak_ptr<compile::FileLock> gpu_lock_;
   std::future<std::unique_ptr<Worker>> ending_;  // the last ModelNew's process, once it has ended
   pid_t ending_pid_ = -1;
+  // When it was killed, and how long it took to end (ms; negative until it has): for the next
+  // ModelNew's record, whose worker may wait for that end.
+  std::chrono::steady_clock::time_point ending_killed_at_;
+  std::shared_ptr<std::atomic<double>> ending_took_ms_;
   // Held by evaluate(); status() reads the ModelNew spare's state when no evaluation holds it.
   mutable std::mutex workers_mutex_;
   // Baseline figures by baseline_key of "L/P": {"eager": ..., "compiled": ...}.

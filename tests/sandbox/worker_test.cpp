@@ -282,7 +282,8 @@ TEST_CASE("a runner ends a ModelNew's process after its record, and the next Mod
   case "$line" in
     *start_python*) printf '%s\n' '{"python_started":{}}' >&3 ;;
     *) ending=$(printf '%s' "$line" | sed -n 's/.*"ending_process":\(-\{0,1\}[0-9]*\).*/\1/p')
-       reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$ $ending\"}}" ;;
+       [ "$ending" = -1 ] || sleep 0.3  # as a worker waits for that end (a killed shell's takes milliseconds)
+       reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$$ $ending\",\"phases_ms\":{}}}" ;;
   esac
 done)");
   sandbox::GpuRunner runner(7, teller);  // GPU 7: see the spare-pool test
@@ -294,11 +295,19 @@ done)");
     std::istringstream(record.value("message", "")) >> pid >> ending;
     return std::pair{pid, ending};
   };
-  const auto [first, none] = told(runner.evaluate(request, {}));
+  const auto first_record = runner.evaluate(request, {});
+  const auto [first, none] = told(first_record);
   CHECK(none == -1);
-  const auto [second, named] = told(runner.evaluate(request, {}));
+  CHECK_FALSE(first_record["phases_ms"]["runner"].contains("previous_end"));
+  const auto second_record = runner.evaluate(request, {});
+  const auto [second, named] = told(second_record);
   CHECK(second != first);
   CHECK(named == first);  // its pid still taken (not reaped) while the request could name it
+  // The record says when that process was killed and how long its end took (ended by the time the
+  // record is in, since the kill comes before the next request).
+  const auto& end = second_record["phases_ms"]["runner"]["previous_end"];
+  CHECK(end["killed_before_request"].get<double>() >= 0);
+  CHECK(end["took"].get<double>() >= 0);
   // Reaped once the next end began; a .cu request waits for the last ModelNew's end and names none.
   CHECK(::kill(static_cast<pid_t>(first), 0) == -1);
   request.submission = "x.cu";
