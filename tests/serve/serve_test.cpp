@@ -579,9 +579,16 @@ TEST_CASE("serve: a ModelNew in a spare whose Python started ahead gets a cold o
     CHECK(warm["worker"]["gpu_prepared_ahead"] == true);
     CHECK(warm["phases_ms"]["gpu_prepare_ahead"].value("problem", "") == "level1/19_ReLU");
     CHECK(warm["phases_ms"].value("process_snapshot", -1.0) < cold["phases_ms"].value("process_snapshot", 0.0));
+    // The cold request's process, killed after its record, had ended long before this request (its
+    // spare's Python start was waited for): the spare's wait for it, put off past the import, found
+    // it ended.
+    CHECK(warm["phases_ms"].value("ending_process_wait", -1.0) >= 0);
   } else {
     CHECK(warm["worker"]["gpu_prepared_ahead"] == false);
   }
+  const auto& end = warm["phases_ms"]["runner"]["previous_end"];
+  CHECK(end.value("took", -1.0) >= 0);
+  CHECK(end.value("took", 0.0) < end.value("killed_before_request", 0.0));
   CHECK(warm["verdict"] == cold["verdict"]);
   for (const auto* rule : {"kbench", "kernelbench"})
     CHECK(warm["verdicts"][rule]["verdict"] == cold["verdicts"][rule]["verdict"]);
