@@ -495,12 +495,14 @@ class Phases:
 
 
 @contextlib.contextmanager
-def timing_slot(gpu_lock, quiet_lock, phases, nice):
+def timing_slot(gpu_lock, quiet_paths, phases, nice):
     """The GPU to this worker alone, at full CPU priority: no other problem is timed meanwhile, the
     other workers' GPU work waits, and so does a kbench ModelNew spare's preparation of the GPU (its
-    quiet lock, sandbox/gpu_lock.h)."""
+    quiet lock, sandbox/gpu_lock.h). `quiet_paths`: the quiet lock's gate and lock files; timed work
+    holds the gate shared while it waits for the lock, so it goes ahead of the spares' parts queued."""
+    gate, quiet = (GpuLock(path) for path in quiet_paths)
     phases.enter("waiting")
-    with gpu_lock.exclusive(), quiet_lock.exclusive():
+    with gpu_lock.exclusive(), gate.shared(), quiet.exclusive():
         phases.enter("timing")
         set_niceness(nice)
         yield
@@ -544,7 +546,7 @@ def compile_and_time(job, opts, phases):
         with gpu_lock.shared():
             matches, max_err, note = compare_outputs(expected, got, atol, rtol)
         del expected, got, inputs
-        with timing_slot(gpu_lock, GpuLock(opts["quiet_locks"][job["device"]]), phases, opts["nice"]):
+        with timing_slot(gpu_lock, opts["quiet_locks"][job["device"]], phases, opts["nice"]):
             eager = time_forward(model, generator, device)
             timed = time_forward(compiled, generator, device)
     return {"status": "ok", "compiled": timed, "eager": eager, "compile_s": compile_s,
@@ -724,7 +726,8 @@ class InductorPath:
         usable = max(1, (os.cpu_count() or 1) - FREE_CORES)
         self.opts = {"compile_threads": max(1, usable // args.jobs),
                      "gpu_locks": dict(zip(args.devices, args.gpu_locks)),
-                     "quiet_locks": {d: str(default_gpu_lock(d, "quiet")) for d in args.devices},
+                     "quiet_locks": {d: (str(default_gpu_lock(d, "quiet-gate")), str(default_gpu_lock(d, "quiet")))
+                                     for d in args.devices},
                      "nice": os.getpriority(os.PRIO_PROCESS, 0)}
         self.limits = {"compile": args.problem_timeout_s, "timing": args.timing_timeout_s}
 

@@ -281,7 +281,8 @@ def devices_and_gpu_locks_are_parsed_and_checked():
     assert path.opts["gpu_locks"] == {2: "/a", 3: "/b"}
     with cuda_visible("5,7"):  # the quiet locks are named as kbench's C++ names them, after the GPU
         path = cb.InductorPath(inductor_args(tmpdir() / "c.json", "--devices", "0,1"), SLUG, GPU, TORCH)
-        assert path.opts["quiet_locks"] == {0: str(cb.lock_file("gpu5-quiet")), 1: str(cb.lock_file("gpu7-quiet"))}
+        assert path.opts["quiet_locks"] == {0: (str(cb.lock_file("gpu5-quiet-gate")), str(cb.lock_file("gpu5-quiet"))),
+                                            1: (str(cb.lock_file("gpu7-quiet-gate")), str(cb.lock_file("gpu7-quiet")))}
 
 
 class RecordingPhases:
@@ -293,18 +294,30 @@ class RecordingPhases:
 
 
 @check
-def timing_waits_for_a_spare_preparing_its_gpu():
+def timing_waits_for_a_spare_preparing_its_gpu_and_keeps_the_next_one_out():
     """A kbench ModelNew spare holds the GPU's quiet lock while it prepares its GPU: a baseline's
-    timing starts only once it lets go."""
+    timing starts only once it lets go, and the next spare's part, which takes the lock's gate
+    exclusively, waits until the timing is done."""
     d = tmpdir()
-    quiet = str(d / "quiet.lock")
+    gate, quiet = str(d / "quiet-gate.lock"), str(d / "quiet.lock")
     holder, _ = hold_gpu_lock(quiet, 0.6)
-    phases = RecordingPhases()
-    with cb.timing_slot(cb.GpuLock(str(d / "gpu.lock")), cb.GpuLock(quiet), phases, os.getpriority(os.PRIO_PROCESS, 0)):
+    phases, spare = RecordingPhases(), {}
+
+    def spare_part():  # the next spare's part, queued after the timing asked: it takes the gate exclusively
+        with cb.GpuLock(gate).exclusive():
+            spare["gate"] = time.time()
+
+    with cb.timing_slot(cb.GpuLock(str(d / "gpu.lock")), (gate, quiet), phases, os.getpriority(os.PRIO_PROCESS, 0)):
         inside = time.time()
+        queued = threading.Thread(target=spare_part)
+        queued.start()
+        time.sleep(0.2)
+        left = time.time()
     holder.join()
+    queued.join()
     (waiting, asked), (timing, began) = phases.entered
     assert (waiting, timing) == ("waiting", "timing") and began - asked >= 0.5 and inside >= began, phases.entered
+    assert spare["gate"] >= left, (spare, left)  # the gate stays held shared through the timing
 
 
 @check
@@ -563,8 +576,7 @@ def fake_work(job, opts, phases):
         time.sleep(60)
     if how == "slow":
         time.sleep(2.5)
-    with cb.timing_slot(cb.GpuLock(opts["gpu_locks"][job["device"]]), cb.GpuLock(opts["quiet_locks"][job["device"]]), phases,
-                        opts["nice"]):
+    with cb.timing_slot(cb.GpuLock(opts["gpu_locks"][job["device"]]), opts["quiet_locks"][job["device"]], phases, opts["nice"]):
         start = time.time()
         time.sleep(5 if how == "slow-timing" else 0.3)
         trace(job, "timing", start)
@@ -610,7 +622,8 @@ def run_fake(jobs, *flags, hold_lock_s=0.0, budgets=None, hold_until=None):
     path = cb.InductorPath(args, SLUG, GPU, TORCH)
     path.work = fake_work
     path.opts["gpu_locks"] = {device: str(d / f"gpu{device}.lock") for device in budgets}
-    path.opts["quiet_locks"] = {device: str(d / f"gpu{device}-quiet.lock") for device in budgets}
+    path.opts["quiet_locks"] = {device: (str(d / f"gpu{device}-quiet-gate.lock"), str(d / f"gpu{device}-quiet.lock"))
+                                for device in budgets}
     full = [{"level": 1, "id": j[0], "name": f"{j[0]}_Fake", "fake": j[1], "trace": str(d / "trace"),
              "estimate": j[2] if len(j) > 2 else 1, "exclusive": False, "retried": False,
              "log": str(d / "logs" / f"{j[0]}.log")} for j in jobs]
