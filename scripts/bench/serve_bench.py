@@ -661,8 +661,7 @@ def modelnew_warm(kbench, out_dir, requests=20):
     for label in ("ModelNew", "Triton"):
         print(f"  {label}, request by request (ms): wall, the runner's take of a process (the spare's waits in it),"
               f" the worker's phases_ms.total, quiet, ending (the last process's kill before the request, and its end's length); the pool found (spares/wanted); the spare's start, Python"
-              f" and GPU preparation done, before the request; its preparation's wait for a moment between"
-              f" evaluations, its parts and their quiet-lock wait")
+              f" and GPU preparation done, before the request; its preparation's parts and their quiet-lock wait")
         for wall, r in per_request[label]:
             runner, w, ph = r.get("phases_ms", {}).get("runner", {}), r.get("worker", {}), r.get("phases_ms", {})
             pool, line = w.get("pool_at_take", {}), w.get("spare_timeline_ms", {})
@@ -675,8 +674,7 @@ def modelnew_warm(kbench, out_dir, requests=20):
                   f" {ph.get('ending_process_wait', 0):4.0f} (killed {end.get('killed_before_request', 0):4.0f} before, took"
                   f" {end.get('took', 0):4.0f})  pool {pool.get('spares', '-')}/{pool.get('wanted', '-')}"
                   f"  start {line.get('started', 0):5.0f} python {line.get('python_started', 0):5.0f}"
-                  f" gpu {line.get('gpu_prepared', 0):5.0f}  [between {ahead.get('evaluation_wait', 0):.0f}; {parts};"
-                  f" quiet {ahead.get('quiet_wait', 0):.0f}]")
+                  f" gpu {line.get('gpu_prepared', 0):5.0f}  [{parts}; quiet {ahead.get('quiet_wait', 0):.0f}]")
     for label, goal in (("ModelNew", 0.5), ("Triton", 0.3)):
         difference = (median(walls_by[label]) - median(walls_by[".cu"])) / 1000
         tail = (p90(walls_by[label]) - p90(walls_by[".cu"])) / 1000

@@ -949,9 +949,6 @@ nlohmann::json prepare_gpu_ahead(const EvalRequest& expected, const std::filesys
     const auto catalog = problems::Catalog::load(problems::project_root(req.root));
     const auto& problem = catalog.get(req.level, req.problem);
     if (const auto gpu = launch::query_device(req.device); !gpu.present) return {{"skipped", "no GPU: " + gpu.why_absent}};
-    // From the end of the evaluation under way: the next request's import and checks come before its
-    // timed calls, time for the parts below to end before those start (sandbox/gpu_lock.h).
-    phases["evaluation_wait"] = wait_between_evaluations(req.device);
     // Not while the GPU's worker holds its free memory again (sandbox/gpu_lock.h).
     if (spares_lock.empty()) return {{"skipped", "no spares lock was named"}};
     const auto lent = compile::FileLock::try_shared(spares_lock);

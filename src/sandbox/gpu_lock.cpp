@@ -1,6 +1,5 @@
 #include "sandbox/gpu_lock.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -29,13 +28,6 @@ std::filesystem::path lock_file(int device, const char* kind) {
 std::filesystem::path gpu_lock_path(int device) { return lock_file(device, "timing"); }
 std::filesystem::path quiet_gpu_lock_path(int device) { return lock_file(device, "quiet"); }
 std::filesystem::path quiet_gate_path(int device) { return lock_file(device, "quiet-gate"); }
-std::filesystem::path evaluating_lock_path(int device) { return lock_file(device, "evaluating"); }
-
-double wait_between_evaluations(int device) {
-  const auto start = std::chrono::steady_clock::now();
-  { const compile::FileLock between(evaluating_lock_path(device)); }
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
 
 QuietLock::QuietLock(int device, For holder) {
   if (holder == For::timing) {

@@ -10,12 +10,6 @@
 // whose GPU lock its runner holds. So a spare's GPU work never runs beside timed calls. Taken after
 // the GPU lock where both are held. Among those waiting for it, timed work goes first (QuietLock):
 // it waits for the spare's part under way, never for the parts queued behind it.
-//
-// A third lock says when a request runs: each runner holds it shared while its worker evaluates, and
-// a spare starts its GPU's preparation only at a moment nobody holds it (BetweenEvaluations). At
-// back-to-back requests that is the end of one, so the preparation runs beside the next one's import
-// and correctness checks, which come before its timed calls, instead of at whatever moment the
-// spare's Python happened to be ready.
 #pragma once
 
 #include <filesystem>
@@ -50,15 +44,6 @@ class QuietLock {
 
 // The quiet lock's gate file of CUDA device `device`, named as gpu_lock_path's.
 std::filesystem::path quiet_gate_path(int device);
-
-// The lock file a runner holds shared while its worker evaluates on CUDA device `device`, named as
-// gpu_lock_path's.
-std::filesystem::path evaluating_lock_path(int device);
-
-// Waits for a moment when no runner's worker evaluates on `device` (at once where none does), and
-// returns the milliseconds waited. It takes the lock exclusively and lets go at once: flock(2) grants
-// new shared holds while an exclusive taker waits, so a request never waits for this.
-double wait_between_evaluations(int device);
 
 // The lock a GPU's runner in process `runner_pid` holds exclusively while its worker holds the GPU's
 // free memory (sandbox/gpu_runner.h), and its ModelNew spares shared while they prepare their GPU: a

@@ -177,10 +177,7 @@ nlohmann::json GpuRunner::evaluate(EvalRequest request, const Budgets& budgets) 
       if (modelnew) request.ending_process = ending_pid_;
       else join_ending();
       const bool after_an_end = modelnew && ending_pid_ > 0;
-      record = log::timed(runner_ms["evaluate"], [&] {
-        const auto evaluating = compile::FileLock::shared(evaluating_lock_path(device_));  // spares prepare after it
-        return worker->evaluate(request, budgets);
-      });
+      record = log::timed(runner_ms["evaluate"], [&] { return worker->evaluate(request, budgets); });
       if (after_an_end)  // what the worker's ending_process_wait waited for
         runner_ms["previous_end"] = {
             {"killed_before_request", std::chrono::duration<double, std::milli>(t0 - ending_killed_at_).count()},

@@ -19,8 +19,8 @@
 //
 // Unless KBENCH_SPARES_PREPARE_GPU=0, each spare then prepares its GPU for a ModelNew like the one
 // running (prepare_gpu_ahead: its CUDA context, the reference, the rest of the snapshot, Triton's
-// first GPU use for a Triton file), starting only between two evaluations and each part under the
-// GPU's quiet lock (sandbox/gpu_lock.h), which timed calls hold, so that none of it runs beside them. A request takes a spare once that is done,
+// first GPU use for a Triton file), each part under the GPU's quiet lock (sandbox/gpu_lock.h), which
+// timed calls hold, so that none of it runs beside them. A request takes a spare once that is done,
 // and one that finds its spare still preparing adds one to the pool as well; a spare prepares only
 // while the worker holds no GPU memory, and the worker takes it again only once no spare prepares
 // (the runner's spares lock, sandbox/gpu_lock.h).

@@ -455,41 +455,6 @@ TEST_CASE("the quiet lock: timed work waits for the spare's part under way, neve
   std::filesystem::remove(sandbox::quiet_gate_path(kDevice));
 }
 
-TEST_CASE("a spare's preparation waits for a moment between evaluations, which never keeps a request waiting",
-          "[sandbox]") {
-  constexpr int kDevice = 9002;  // lock files of a GPU no machine has: this test's own
-  const auto path = sandbox::evaluating_lock_path(kDevice);
-  CHECK(path != sandbox::quiet_gpu_lock_path(kDevice));
-  auto first = compile::FileLock::shared(path);  // an evaluation under way
-  auto spare = std::async(std::launch::async, [&] { return sandbox::wait_between_evaluations(kDevice); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  CHECK(spare.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);
-  // The next request's hold, taken while the spare waits: granted, not queued behind the spare.
-  auto second = std::async(std::launch::async, [&] { return compile::FileLock::shared(path); });
-  REQUIRE(second.wait_for(std::chrono::seconds(2)) == std::future_status::ready);
-  auto next = second.get();
-  first.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  CHECK(spare.wait_for(std::chrono::seconds(0)) == std::future_status::timeout);  // the next one still runs
-  next.reset();
-  REQUIRE(spare.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
-  CHECK(spare.get() >= 350);  // the two 200 ms sleeps, less the moment the spare's thread took to start
-  CHECK(sandbox::wait_between_evaluations(kDevice) < 1000);  // none under way: a moment now
-  std::filesystem::remove(path);
-}
-
-TEST_CASE("a runner holds the evaluating lock while its worker evaluates, and only then", "[sandbox]") {
-  // The worker says in its record whether it could take the lock exclusively (flock(1), util-linux).
-  const auto path = sandbox::evaluating_lock_path(7).string();  // GPU 7: the runner tests' own
-  const auto exe = testing::fake_worker("evaluating-lock", R"(while next_request; do
-  if flock -n -x ")" + path + R"(" true; then held=no; else held=yes; fi
-  reply "{\"record\":{\"verdict\":\"correct\",\"problem\":{\"level\":1,\"id\":19},\"message\":\"$held\"}}"
-done)");
-  sandbox::GpuRunner runner(7, exe);
-  CHECK(runner.evaluate(some_request(), {})["message"] == "yes");
-  CHECK(compile::FileLock::try_exclusive(path) != nullptr);  // let go once the record is in
-}
-
 TEST_CASE("wait_for_end waits for any process's end, and only as long as it is told", "[sandbox]") {
   const pid_t child = ::fork();
   if (child == 0) {
