@@ -660,8 +660,9 @@ def modelnew_warm(kbench, out_dir, requests=20):
     # request each spare was ready (a queue of spares shows as a growing "ready" lead).
     for label in ("ModelNew", "Triton"):
         print(f"  {label}, request by request (ms): wall, the runner's take of a process (the spare's waits in it),"
-              f" the worker's phases_ms.total, quiet, ending (the last process's kill before the request, and its end's length); the pool found (spares/wanted); the spare's start, Python"
-              f" and GPU preparation done, before the request; its preparation's parts and their quiet-lock wait")
+              f" the worker's phases_ms.total, quiet, ending (the last process's kill before the request, and its"
+              f" end's length); the pool found (spares/wanted); the spare's start, Python and GPU preparation done,"
+              f" before the request; its preparation's parts and their quiet-lock wait")
         for wall, r in per_request[label]:
             runner, w, ph = r.get("phases_ms", {}).get("runner", {}), r.get("worker", {}), r.get("phases_ms", {})
             pool, line = w.get("pool_at_take", {}), w.get("spare_timeline_ms", {})

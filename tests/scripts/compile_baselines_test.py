@@ -303,7 +303,7 @@ def timing_waits_for_a_spare_preparing_its_gpu_and_keeps_the_next_one_out():
     holder, _ = hold_gpu_lock(quiet, 0.6)
     phases, spare = RecordingPhases(), {}
 
-    def spare_part():  # the next spare's part, queued after the timing asked: it takes the gate exclusively
+    def spare_part():  # the next spare's part, asked while the timing runs: it takes the gate exclusively
         with cb.GpuLock(gate).exclusive():
             spare["gate"] = time.time()
 
